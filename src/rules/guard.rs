@@ -1,0 +1,329 @@
+//! One sentinel's whole state: evidence, ledger and lifecycle, with the operations the shell
+//! performs on it. Every method takes `now`; none reads a clock.
+
+use std::time::Duration;
+
+use super::evidence::{Evidence, Outcome};
+use super::ledger::Ledger;
+use super::readiness::{evaluate, Readiness, ReadinessInputs};
+use super::window::Budget;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Running,
+    /// Readiness says `shutting_down`; refreshes and admission go on for in-flight work.
+    Draining,
+    /// No refresh starts, nothing is admitted.
+    Closed,
+}
+
+/// Handed out when a refresh request is sent, handed back with its outcome.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefreshTicket {
+    sent_at: Duration,
+    ledger_mark: f64,
+}
+
+impl RefreshTicket {
+    pub fn sent_at(&self) -> Duration {
+        self.sent_at
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Guard {
+    budget: Budget,
+    evidence: Evidence,
+    ledger: Ledger,
+    lifecycle: Lifecycle,
+}
+
+impl Guard {
+    /// A fresh guard has no evidence: a restart always begins `not_ready`/`no_evidence`.
+    pub fn new(budget: Budget) -> Self {
+        Guard {
+            budget,
+            evidence: Evidence::default(),
+            ledger: Ledger::default(),
+            lifecycle: Lifecycle::Running,
+        }
+    }
+
+    /// SPEC §3, as of `now`.
+    pub fn readiness(&self, now: Duration) -> Readiness {
+        self.evaluate_at(now, self.lifecycle != Lifecycle::Running)
+    }
+
+    fn evaluate_at(&self, now: Duration, shutting_down: bool) -> Readiness {
+        evaluate(ReadinessInputs {
+            shutting_down,
+            evidence: &self.evidence,
+            budget_spent: self.ledger.is_spent(self.budget.node_budget_units),
+            stale_window: self.budget.stale_window,
+            now,
+        })
+    }
+
+    /// SPEC §4: admits `units` (already checked by [`super::ledger::check_units`]) when the
+    /// sentinel is open, readiness without the draining rule admits, and the units fit the
+    /// node budget. A refusal changes nothing.
+    pub fn admit(&mut self, units: f64, now: Duration) -> bool {
+        if self.lifecycle == Lifecycle::Closed {
+            return false;
+        }
+        let admits = self.evaluate_at(now, false).status.admits();
+        if !admits || !self.ledger.fits(units, self.budget.node_budget_units) {
+            return false;
+        }
+        self.ledger.add(units);
+        true
+    }
+
+    /// Call just before the refresh request goes out; `None` once closed (no refresh may start).
+    pub fn refresh_sent(&self, now: Duration) -> Option<RefreshTicket> {
+        (self.lifecycle != Lifecycle::Closed).then(|| RefreshTicket {
+            sent_at: now,
+            ledger_mark: self.ledger.mark(),
+        })
+    }
+
+    /// SPEC §2: applies a refresh's outcome. A `valid` answer verifies the units admitted
+    /// before its request was sent; those admitted while it was in flight stay unverified.
+    pub fn refresh_answered(&mut self, ticket: RefreshTicket, outcome: Outcome) {
+        if self.lifecycle == Lifecycle::Closed {
+            return;
+        }
+        self.evidence.record(outcome, ticket.sent_at);
+        if outcome == Outcome::Valid {
+            self.ledger.verified_up_to(ticket.ledger_mark);
+        }
+    }
+
+    /// The next moment at which readiness changes with no event but time passing (the
+    /// evidence reaching the stale window), if that moment is after `now`.
+    pub fn next_expiry_after(&self, now: Duration) -> Option<Duration> {
+        let expiry = self.evidence.verified_at()? + self.budget.stale_window;
+        (expiry > now).then_some(expiry)
+    }
+
+    pub fn drain(&mut self) {
+        if self.lifecycle == Lifecycle::Running {
+            self.lifecycle = Lifecycle::Draining;
+        }
+    }
+
+    pub fn close(&mut self) {
+        self.lifecycle = Lifecycle::Closed;
+    }
+
+    pub fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    pub fn unverified_units(&self) -> f64 {
+        self.ledger.unverified()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::readiness::{Reason, Status};
+    use crate::rules::window::{compute_budget, BudgetInput};
+    use proptest::prelude::*;
+
+    fn seed_guard() -> Guard {
+        let budget = compute_budget(&BudgetInput {
+            unverified_units: 200.0,
+            max_units_per_second: 20.0,
+            nodes: Some(2.0),
+            share: None,
+            max_stale_seconds: None,
+        })
+        .unwrap();
+        Guard::new(budget)
+    }
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
+    }
+
+    fn verified_at(guard: &mut Guard, now: Duration) {
+        let ticket = guard.refresh_sent(now).unwrap();
+        guard.refresh_answered(ticket, Outcome::Valid);
+    }
+
+    #[test]
+    fn nothing_is_admitted_before_the_first_valid() {
+        let mut guard = seed_guard();
+        assert!(!guard.admit(1.0, ms(0)));
+        assert_eq!(guard.unverified_units(), 0.0);
+    }
+
+    #[test]
+    fn admits_up_to_the_node_budget_then_reports_budget_exhausted() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        assert!(guard.admit(60.0, ms(100)));
+        assert!(
+            !guard.admit(41.0, ms(100)),
+            "would pass the 100-unit node budget"
+        );
+        assert_eq!(guard.unverified_units(), 60.0);
+        assert!(guard.admit(40.0, ms(100)));
+        let readiness = guard.readiness(ms(100));
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::BudgetExhausted)
+        );
+        assert!(!guard.admit(0.0, ms(100)));
+    }
+
+    #[test]
+    fn a_request_larger_than_the_node_budget_is_always_refused() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        assert!(!guard.admit(100.5, ms(1)));
+        assert_eq!(guard.unverified_units(), 0.0);
+    }
+
+    #[test]
+    fn units_admitted_while_a_valid_refresh_was_in_flight_stay_in_the_ledger() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        assert!(guard.admit(30.0, ms(1000)));
+        let ticket = guard.refresh_sent(ms(2000)).unwrap();
+        assert!(guard.admit(20.0, ms(2100)));
+        guard.refresh_answered(ticket, Outcome::Valid);
+        assert_eq!(guard.unverified_units(), 20.0);
+        assert_eq!(guard.readiness(ms(2200)).evidence_age, Some(ms(200)));
+    }
+
+    #[test]
+    fn degraded_still_admits_and_denial_refuses_at_once() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        let ticket = guard.refresh_sent(ms(1000)).unwrap();
+        guard.refresh_answered(ticket, Outcome::Indeterminate);
+        assert_eq!(guard.readiness(ms(1500)).status, Status::Degraded);
+        assert!(guard.admit(1.0, ms(1500)));
+        let ticket = guard.refresh_sent(ms(2000)).unwrap();
+        guard.refresh_answered(ticket, Outcome::InvalidCredential);
+        assert!(!guard.admit(1.0, ms(2000)));
+        assert_eq!(guard.readiness(ms(2000)).reason, Reason::InvalidCredential);
+    }
+
+    #[test]
+    fn window_running_out_stops_admission() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        assert!(guard.admit(1.0, ms(4999)));
+        assert!(!guard.admit(1.0, ms(5000)));
+        assert_eq!(guard.next_expiry_after(ms(4999)), Some(ms(5000)));
+        assert_eq!(guard.next_expiry_after(ms(5000)), None);
+    }
+
+    #[test]
+    fn draining_reports_shutting_down_but_still_admits_and_refreshes() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        guard.drain();
+        let readiness = guard.readiness(ms(10));
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::ShuttingDown)
+        );
+        assert!(guard.admit(1.0, ms(10)));
+        assert!(guard.refresh_sent(ms(10)).is_some());
+    }
+
+    #[test]
+    fn closing_stops_admission_and_refreshes_and_ignores_late_answers() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        let in_flight = guard.refresh_sent(ms(10)).unwrap();
+        guard.close();
+        guard.close();
+        assert!(!guard.admit(1.0, ms(20)));
+        assert!(guard.refresh_sent(ms(20)).is_none());
+        guard.refresh_answered(in_flight, Outcome::InvalidCredential);
+        assert_eq!(guard.readiness(ms(20)).reason, Reason::ShuttingDown);
+        assert_eq!(guard.lifecycle(), Lifecycle::Closed);
+    }
+
+    /// One step of a random interleaving for the property test.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Admit(f64),
+        Send,
+        Answer(Outcome),
+        Advance(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => (0.0f64..40.0).prop_map(Step::Admit),
+            1 => Just(Step::Send),
+            1 => prop::sample::select(Outcome::ALL.to_vec()).prop_map(Step::Answer),
+            2 => (0u64..3000).prop_map(Step::Advance),
+        ]
+    }
+
+    proptest! {
+        /// SPEC §4 guarantee: units admitted after the current evidence time never exceed the
+        /// node budget, and a refused admit changes nothing.
+        #[test]
+        fn exposure_never_exceeds_the_node_budget(steps in prop::collection::vec(step(), 1..200)) {
+            let mut guard = seed_guard();
+            let node_budget = guard.budget().node_budget_units;
+            let mut now = Duration::ZERO;
+            let mut in_flight: Option<RefreshTicket> = None;
+            // Independent model: every admission with its time.
+            let mut admissions: Vec<(Duration, f64)> = Vec::new();
+            let mut evidence_time: Option<Duration> = None;
+            for step in steps {
+                match step {
+                    Step::Admit(units) => {
+                        let before = guard.clone();
+                        if guard.admit(units, now) {
+                            admissions.push((now, units));
+                        } else {
+                            prop_assert_eq!(guard.unverified_units(), before.unverified_units());
+                            prop_assert_eq!(guard.readiness(now), before.readiness(now));
+                        }
+                    }
+                    Step::Send => {
+                        if in_flight.is_none() {
+                            // Order in time what the mutex orders in the shell: admissions
+                            // before the send are strictly earlier, those after strictly later.
+                            now += Duration::from_nanos(1);
+                            in_flight = guard.refresh_sent(now);
+                            now += Duration::from_nanos(1);
+                        }
+                    }
+                    Step::Answer(outcome) => {
+                        if let Some(ticket) = in_flight.take() {
+                            guard.refresh_answered(ticket, outcome);
+                            if outcome == Outcome::Valid {
+                                evidence_time = Some(ticket.sent_at());
+                            }
+                        }
+                    }
+                    Step::Advance(millis) => now += Duration::from_millis(millis),
+                }
+                let exposure: f64 = admissions
+                    .iter()
+                    .filter(|(at, _)| evidence_time.is_some_and(|t| *at >= t))
+                    .map(|(_, units)| units)
+                    .sum();
+                prop_assert!(exposure <= node_budget + 1e-9, "exposure {} > {}", exposure, node_budget);
+                prop_assert!((guard.unverified_units() - exposure).abs() < 1e-6,
+                    "ledger {} != model {}", guard.unverified_units(), exposure);
+            }
+        }
+    }
+}

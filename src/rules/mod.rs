@@ -1,0 +1,16 @@
+//! The rules of SPEC §1–§4, as plain synchronous Rust.
+//!
+//! Nothing in here reads a clock, spawns a task or touches napi: every decision takes the
+//! current time as an argument (`now`, a [`Duration`](std::time::Duration) since an arbitrary
+//! monotonic origin), so each rule is a unit test with a fake clock.
+
+pub mod evidence;
+pub mod guard;
+pub mod ledger;
+pub mod readiness;
+pub mod window;
+
+pub use evidence::{Denial, Evidence, Outcome};
+pub use guard::{Guard, RefreshTicket};
+pub use readiness::{Readiness, Reason, Status};
+pub use window::{Budget, BudgetError, BudgetInput, Cadence, CadenceError, CadenceInput};

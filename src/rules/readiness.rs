@@ -1,0 +1,280 @@
+//! SPEC §3: readiness, evaluated at the moment it is read.
+
+use std::time::Duration;
+
+use super::evidence::{Denial, Evidence};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Ready,
+    Degraded,
+    NotReady,
+}
+
+impl Status {
+    pub const ALL: [Status; 3] = [Status::Ready, Status::Degraded, Status::NotReady];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ready => "ready",
+            Status::Degraded => "degraded",
+            Status::NotReady => "not_ready",
+        }
+    }
+
+    /// 200 for `ready` and `degraded` (still serving), 503 for `not_ready`.
+    pub fn http_status(self) -> u16 {
+        match self {
+            Status::Ready | Status::Degraded => 200,
+            Status::NotReady => 503,
+        }
+    }
+
+    /// May the node take billable work in this status (SPEC §4)?
+    pub fn admits(self) -> bool {
+        self != Status::NotReady
+    }
+}
+
+/// Low-cardinality reason codes, one per rule of the SPEC §3 table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    ShuttingDown,
+    InvalidCredential,
+    CapabilityMissing,
+    NoEvidence,
+    EvidenceTooOld,
+    BudgetExhausted,
+    RefreshIndeterminate,
+    Verified,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ShuttingDown => "shutting_down",
+            Reason::InvalidCredential => "invalid_credential",
+            Reason::CapabilityMissing => "capability_missing",
+            Reason::NoEvidence => "no_evidence",
+            Reason::EvidenceTooOld => "evidence_too_old",
+            Reason::BudgetExhausted => "budget_exhausted",
+            Reason::RefreshIndeterminate => "refresh_indeterminate",
+            Reason::Verified => "verified",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Readiness {
+    pub status: Status,
+    pub reason: Reason,
+    /// `None` while there is no evidence.
+    pub evidence_age: Option<Duration>,
+}
+
+/// Everything readiness depends on, at one moment.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadinessInputs<'a> {
+    /// Draining or closed (rule 1). Admission passes `false` while draining.
+    pub shutting_down: bool,
+    pub evidence: &'a Evidence,
+    /// The ledger has reached the node budget (rule 6).
+    pub budget_spent: bool,
+    pub stale_window: Duration,
+    pub now: Duration,
+}
+
+/// The SPEC §3 table: the first rule that matches decides.
+pub fn evaluate(inputs: ReadinessInputs<'_>) -> Readiness {
+    let evidence_age = inputs.evidence.age(inputs.now);
+    let (status, reason) = decide(&inputs, evidence_age);
+    Readiness {
+        status,
+        reason,
+        evidence_age,
+    }
+}
+
+fn decide(inputs: &ReadinessInputs<'_>, age: Option<Duration>) -> (Status, Reason) {
+    use Status::*;
+    if inputs.shutting_down {
+        return (NotReady, Reason::ShuttingDown);
+    }
+    match inputs.evidence.denial() {
+        Some(Denial::InvalidCredential) => return (NotReady, Reason::InvalidCredential),
+        Some(Denial::CapabilityMissing) => return (NotReady, Reason::CapabilityMissing),
+        None => {}
+    }
+    match age {
+        None => (NotReady, Reason::NoEvidence),
+        // At exactly age = w the node is not ready: at the maximum rate the budget is spent at w.
+        Some(age) if age >= inputs.stale_window => (NotReady, Reason::EvidenceTooOld),
+        Some(_) if inputs.budget_spent => (NotReady, Reason::BudgetExhausted),
+        Some(_) if inputs.evidence.consecutive_indeterminate() > 0 => {
+            (Degraded, Reason::RefreshIndeterminate)
+        }
+        Some(_) => (Ready, Reason::Verified),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::evidence::Outcome;
+
+    const W: Duration = Duration::from_secs(5);
+
+    fn at(seconds: f64) -> Duration {
+        Duration::from_secs_f64(seconds)
+    }
+
+    fn read(evidence: &Evidence, now: Duration) -> Readiness {
+        evaluate(ReadinessInputs {
+            shutting_down: false,
+            evidence,
+            budget_spent: false,
+            stale_window: W,
+            now,
+        })
+    }
+
+    fn evidence_of(steps: &[(Outcome, f64)]) -> Evidence {
+        let mut evidence = Evidence::default();
+        for &(outcome, sent) in steps {
+            evidence.record(outcome, at(sent));
+        }
+        evidence
+    }
+
+    #[test]
+    fn rule1_shutting_down_beats_everything() {
+        let evidence = evidence_of(&[(Outcome::InvalidCredential, 0.0)]);
+        let readiness = evaluate(ReadinessInputs {
+            shutting_down: true,
+            evidence: &evidence,
+            budget_spent: true,
+            stale_window: W,
+            now: at(1.0),
+        });
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::ShuttingDown)
+        );
+    }
+
+    #[test]
+    fn rule2_and_3_denials_beat_young_evidence() {
+        let revoked = evidence_of(&[(Outcome::Valid, 0.0), (Outcome::InvalidCredential, 1.0)]);
+        assert_eq!(read(&revoked, at(1.0)).reason, Reason::InvalidCredential);
+        let downgraded = evidence_of(&[(Outcome::Valid, 0.0), (Outcome::CapabilityMissing, 1.0)]);
+        let readiness = read(&downgraded, at(1.0));
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::CapabilityMissing)
+        );
+        assert_eq!(
+            readiness.evidence_age,
+            Some(at(1.0)),
+            "age is still reported"
+        );
+    }
+
+    #[test]
+    fn rule4_no_evidence_before_the_first_valid() {
+        let readiness = read(&Evidence::default(), at(100.0));
+        assert_eq!(
+            readiness,
+            Readiness {
+                status: Status::NotReady,
+                reason: Reason::NoEvidence,
+                evidence_age: None
+            }
+        );
+        let only_failures =
+            evidence_of(&[(Outcome::Indeterminate, 0.0), (Outcome::Indeterminate, 1.0)]);
+        assert_eq!(read(&only_failures, at(2.0)).reason, Reason::NoEvidence);
+    }
+
+    #[test]
+    fn rule5_not_ready_at_exactly_the_window() {
+        let evidence = evidence_of(&[(Outcome::Valid, 1.0)]);
+        assert_eq!(read(&evidence, at(5.999)).status, Status::Ready);
+        let at_window = read(&evidence, at(6.0));
+        assert_eq!(
+            (at_window.status, at_window.reason),
+            (Status::NotReady, Reason::EvidenceTooOld)
+        );
+        assert_eq!(at_window.evidence_age, Some(W));
+    }
+
+    #[test]
+    fn rule6_budget_spent_beats_degraded() {
+        let evidence = evidence_of(&[(Outcome::Valid, 0.0), (Outcome::Indeterminate, 1.0)]);
+        let readiness = evaluate(ReadinessInputs {
+            shutting_down: false,
+            evidence: &evidence,
+            budget_spent: true,
+            stale_window: W,
+            now: at(1.0),
+        });
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::BudgetExhausted)
+        );
+    }
+
+    #[test]
+    fn rule7_timeout_after_a_success_is_degraded_with_the_age_of_the_success() {
+        // Success sent at 0; a refresh sent at 2 s times out; read at 3 s.
+        let evidence = evidence_of(&[(Outcome::Valid, 0.0), (Outcome::Indeterminate, 2.0)]);
+        let readiness = read(&evidence, at(3.0));
+        assert_eq!(readiness.status, Status::Degraded);
+        assert_eq!(readiness.reason, Reason::RefreshIndeterminate);
+        assert_eq!(readiness.evidence_age, Some(at(3.0)));
+        assert_eq!(readiness.status.http_status(), 200);
+    }
+
+    #[test]
+    fn rule8_ready_when_verified_and_young() {
+        let evidence = evidence_of(&[(Outcome::Valid, 0.0)]);
+        let readiness = read(&evidence, at(0.5));
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::Ready, Reason::Verified)
+        );
+        assert_eq!(readiness.status.http_status(), 200);
+    }
+
+    #[test]
+    fn indeterminate_after_a_denial_keeps_the_denial() {
+        let evidence = evidence_of(&[
+            (Outcome::Valid, 0.0),
+            (Outcome::InvalidCredential, 1.0),
+            (Outcome::Indeterminate, 2.0),
+        ]);
+        assert_eq!(read(&evidence, at(2.5)).reason, Reason::InvalidCredential);
+    }
+
+    #[test]
+    fn valid_after_a_denial_clears_it() {
+        let evidence = evidence_of(&[(Outcome::CapabilityMissing, 0.0), (Outcome::Valid, 1.0)]);
+        assert_eq!(read(&evidence, at(1.5)).status, Status::Ready);
+    }
+
+    #[test]
+    fn restart_with_an_empty_cache_has_no_evidence() {
+        // A restarted process starts from `Evidence::default()`: nothing survives it.
+        let restarted = Evidence::default();
+        assert_eq!(read(&restarted, at(0.0)).reason, Reason::NoEvidence);
+    }
+
+    #[test]
+    fn status_codes_and_strings() {
+        assert_eq!(Status::NotReady.http_status(), 503);
+        assert_eq!(Status::NotReady.as_str(), "not_ready");
+        assert_eq!(
+            Reason::RefreshIndeterminate.as_str(),
+            "refresh_indeterminate"
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! SPEC §1 and §6: the budget math that turns money into a stale window, and the refresh
+//! cadence that must fit inside it.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The `budget` options as given (already type-checked: finite numbers).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetInput {
+    /// b: fleet-wide ceiling of units admitted on unverified evidence.
+    pub unverified_units: f64,
+    /// r: this node's maximum admission rate, units per second.
+    pub max_units_per_second: f64,
+    /// Fleet size; this node's share is `1 / nodes`.
+    pub nodes: Option<f64>,
+    /// This node's share of b, given directly (0 < share ≤ 1).
+    pub share: Option<f64>,
+    /// Optional lower cap on the stale window, seconds.
+    pub max_stale_seconds: Option<f64>,
+}
+
+/// What the budget means for this node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// b × share: the units this node may admit on unverified evidence.
+    pub node_budget_units: f64,
+    /// w = node budget / r (or `maxStaleSeconds`): how long evidence stays usable.
+    pub stale_window: Duration,
+}
+
+/// Why a budget is not acceptable. Each names the option at fault (`option()`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BudgetError {
+    NotPositive { option: &'static str, value: f64 },
+    NodesNotWhole { value: f64 },
+    ShareOutOfRange { value: f64 },
+    NodesAndShare,
+    MaxStaleAboveCeiling { value: f64, ceiling: f64 },
+}
+
+impl BudgetError {
+    /// The option path (as the user wrote it) that breaks a rule.
+    pub fn option(&self) -> &'static str {
+        match self {
+            BudgetError::NotPositive { option, .. } => option,
+            BudgetError::NodesNotWhole { .. } => "budget.nodes",
+            BudgetError::ShareOutOfRange { .. } => "budget.share",
+            BudgetError::NodesAndShare => "budget.share",
+            BudgetError::MaxStaleAboveCeiling { .. } => "budget.maxStaleSeconds",
+        }
+    }
+}
+
+impl fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BudgetError::NotPositive { option, value } => {
+                write!(f, "{option}: must be a finite number greater than 0 (got {value})")
+            }
+            BudgetError::NodesNotWhole { value } => {
+                write!(f, "budget.nodes: must be a whole number ≥ 1 (got {value})")
+            }
+            BudgetError::ShareOutOfRange { value } => {
+                write!(f, "budget.share: must be greater than 0 and at most 1 (got {value})")
+            }
+            BudgetError::NodesAndShare => write!(
+                f,
+                "budget.share: give either budget.nodes or budget.share, not both"
+            ),
+            BudgetError::MaxStaleAboveCeiling { value, ceiling } => write!(
+                f,
+                "budget.maxStaleSeconds: must be at most node budget / maxUnitsPerSecond = {ceiling} s \
+                 (got {value}); a longer window would let this node pass its share of the ceiling"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BudgetError {}
+
+/// This node's fraction of b: `1 / nodes`, or `share` given directly; 1 when neither is given.
+pub fn node_share(input: &BudgetInput) -> Result<f64, BudgetError> {
+    match (input.nodes, input.share) {
+        (Some(_), Some(_)) => Err(BudgetError::NodesAndShare),
+        (Some(nodes), None) if nodes >= 1.0 && nodes.fract() == 0.0 && nodes.is_finite() => {
+            Ok(1.0 / nodes)
+        }
+        (Some(nodes), None) => Err(BudgetError::NodesNotWhole { value: nodes }),
+        (None, Some(share)) if share > 0.0 && share <= 1.0 => Ok(share),
+        (None, Some(share)) => Err(BudgetError::ShareOutOfRange { value: share }),
+        (None, None) => Ok(1.0),
+    }
+}
+
+fn require_positive(option: &'static str, value: f64) -> Result<f64, BudgetError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(BudgetError::NotPositive { option, value })
+    }
+}
+
+/// SPEC §1: node budget = b × share; w = node budget / r, lowered to `maxStaleSeconds`.
+/// A `maxStaleSeconds` above node budget / r contradicts the ceiling and is refused.
+pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
+    let b = require_positive("budget.unverifiedUnits", input.unverified_units)?;
+    let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
+    let node_budget_units = b * node_share(input)?;
+    let ceiling = node_budget_units / r;
+    let window_seconds = match input.max_stale_seconds {
+        None => ceiling,
+        Some(value) => {
+            let value = require_positive("budget.maxStaleSeconds", value)?;
+            if value > ceiling {
+                return Err(BudgetError::MaxStaleAboveCeiling { value, ceiling });
+            }
+            value
+        }
+    };
+    Ok(Budget {
+        node_budget_units,
+        stale_window: Duration::from_secs_f64(window_seconds),
+    })
+}
+
+/// The `refresh` options as given, milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CadenceInput {
+    pub min_interval_ms: Option<f64>,
+    pub max_interval_ms: Option<f64>,
+    pub timeout_ms: Option<f64>,
+}
+
+/// How often the authority is asked, and how long one refresh may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cadence {
+    pub min_interval: Duration,
+    pub max_interval: Duration,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CadenceError {
+    Negative {
+        option: &'static str,
+        value: f64,
+    },
+    TimeoutNotPositive {
+        value: f64,
+    },
+    MinAboveMax {
+        min: f64,
+        max: f64,
+    },
+    CannotFitWindow {
+        max_interval_ms: f64,
+        timeout_ms: f64,
+        window_ms: f64,
+    },
+}
+
+impl CadenceError {
+    pub fn option(&self) -> &'static str {
+        match self {
+            CadenceError::Negative { option, .. } => option,
+            CadenceError::TimeoutNotPositive { .. } => "refresh.timeoutMs",
+            CadenceError::MinAboveMax { .. } => "refresh.minIntervalMs",
+            CadenceError::CannotFitWindow { .. } => "refresh.maxIntervalMs",
+        }
+    }
+}
+
+impl fmt::Display for CadenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CadenceError::Negative { option, value } => {
+                write!(f, "{option}: must be a finite number ≥ 0 (got {value})")
+            }
+            CadenceError::TimeoutNotPositive { value } => {
+                write!(f, "refresh.timeoutMs: must be a finite number greater than 0 (got {value})")
+            }
+            CadenceError::MinAboveMax { min, max } => write!(
+                f,
+                "refresh.minIntervalMs: must be at most refresh.maxIntervalMs ({min} > {max})"
+            ),
+            CadenceError::CannotFitWindow { max_interval_ms, timeout_ms, window_ms } => write!(
+                f,
+                "refresh.maxIntervalMs: maxIntervalMs + timeoutMs ({max_interval_ms} + {timeout_ms}) \
+                 must be less than the stale window ({window_ms} ms), or healthy evidence could expire \
+                 between two refreshes"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CadenceError {}
+
+/// SPEC §6 defaults, scaled with the window w in seconds:
+/// minIntervalMs = 300·w, maxIntervalMs = 500·w, timeoutMs = min(2000, 400·w).
+pub fn default_cadence_ms(window: Duration) -> (f64, f64, f64) {
+    let w = window.as_secs_f64();
+    (300.0 * w, 500.0 * w, (400.0 * w).min(2000.0))
+}
+
+/// Fills in defaults and checks that the cadence keeps healthy evidence younger than the window:
+/// `maxIntervalMs + timeoutMs` must stay below `w × 1000`.
+pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence, CadenceError> {
+    let (default_min, default_max, default_timeout) = default_cadence_ms(window);
+    let min = input.min_interval_ms.unwrap_or(default_min);
+    let max = input.max_interval_ms.unwrap_or(default_max);
+    let timeout = input.timeout_ms.unwrap_or(default_timeout);
+    for (option, value) in [
+        ("refresh.minIntervalMs", min),
+        ("refresh.maxIntervalMs", max),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(CadenceError::Negative { option, value });
+        }
+    }
+    if !(timeout.is_finite() && timeout > 0.0) {
+        return Err(CadenceError::TimeoutNotPositive { value: timeout });
+    }
+    if min > max {
+        return Err(CadenceError::MinAboveMax { min, max });
+    }
+    let window_ms = window.as_secs_f64() * 1000.0;
+    if max + timeout >= window_ms {
+        return Err(CadenceError::CannotFitWindow {
+            max_interval_ms: max,
+            timeout_ms: timeout,
+            window_ms,
+        });
+    }
+    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
+    Ok(Cadence {
+        min_interval: ms(min),
+        max_interval: ms(max),
+        timeout: ms(timeout),
+    })
+}
+
+impl Cadence {
+    /// The pause before the next refresh, given a uniform sample `u` in [0, 1).
+    /// Taking the sample as an argument keeps the randomness out of the rule.
+    pub fn pause(&self, u: f64) -> Duration {
+        let spread = self.max_interval.saturating_sub(self.min_interval);
+        self.min_interval + spread.mul_f64(u.clamp(0.0, 1.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed() -> BudgetInput {
+        BudgetInput {
+            unverified_units: 200.0,
+            max_units_per_second: 20.0,
+            nodes: Some(2.0),
+            share: None,
+            max_stale_seconds: None,
+        }
+    }
+
+    #[test]
+    fn seed_example_two_nodes_gives_100_units_and_5_seconds() {
+        let budget = compute_budget(&seed()).unwrap();
+        assert_eq!(budget.node_budget_units, 100.0);
+        assert_eq!(budget.stale_window, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn seed_example_quarter_share_gives_50_units_and_2_5_seconds() {
+        let input = BudgetInput {
+            nodes: None,
+            share: Some(0.25),
+            ..seed()
+        };
+        let budget = compute_budget(&input).unwrap();
+        assert_eq!(budget.node_budget_units, 50.0);
+        assert_eq!(budget.stale_window, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn default_share_is_the_whole_budget() {
+        let input = BudgetInput {
+            nodes: None,
+            ..seed()
+        };
+        let budget = compute_budget(&input).unwrap();
+        assert_eq!(budget.node_budget_units, 200.0);
+        assert_eq!(budget.stale_window, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn max_stale_lowers_the_window_but_never_raises_it() {
+        let lowered = compute_budget(&BudgetInput {
+            max_stale_seconds: Some(4.0),
+            ..seed()
+        });
+        assert_eq!(lowered.unwrap().stale_window, Duration::from_secs(4));
+        let equal = compute_budget(&BudgetInput {
+            max_stale_seconds: Some(5.0),
+            ..seed()
+        });
+        assert_eq!(equal.unwrap().stale_window, Duration::from_secs(5));
+        let above = compute_budget(&BudgetInput {
+            max_stale_seconds: Some(6.0),
+            ..seed()
+        });
+        assert_eq!(
+            above.unwrap_err(),
+            BudgetError::MaxStaleAboveCeiling {
+                value: 6.0,
+                ceiling: 5.0
+            }
+        );
+    }
+
+    #[test]
+    fn nodes_and_share_together_are_refused() {
+        let input = BudgetInput {
+            share: Some(0.5),
+            ..seed()
+        };
+        assert_eq!(
+            compute_budget(&input).unwrap_err(),
+            BudgetError::NodesAndShare
+        );
+    }
+
+    #[test]
+    fn bad_numbers_name_their_option() {
+        let cases = [
+            (
+                BudgetInput {
+                    unverified_units: 0.0,
+                    ..seed()
+                },
+                "budget.unverifiedUnits",
+            ),
+            (
+                BudgetInput {
+                    unverified_units: f64::NAN,
+                    ..seed()
+                },
+                "budget.unverifiedUnits",
+            ),
+            (
+                BudgetInput {
+                    max_units_per_second: -1.0,
+                    ..seed()
+                },
+                "budget.maxUnitsPerSecond",
+            ),
+            (
+                BudgetInput {
+                    max_units_per_second: f64::INFINITY,
+                    ..seed()
+                },
+                "budget.maxUnitsPerSecond",
+            ),
+            (
+                BudgetInput {
+                    nodes: Some(0.0),
+                    ..seed()
+                },
+                "budget.nodes",
+            ),
+            (
+                BudgetInput {
+                    nodes: Some(1.5),
+                    ..seed()
+                },
+                "budget.nodes",
+            ),
+            (
+                BudgetInput {
+                    nodes: None,
+                    share: Some(0.0),
+                    ..seed()
+                },
+                "budget.share",
+            ),
+            (
+                BudgetInput {
+                    nodes: None,
+                    share: Some(1.01),
+                    ..seed()
+                },
+                "budget.share",
+            ),
+            (
+                BudgetInput {
+                    max_stale_seconds: Some(0.0),
+                    ..seed()
+                },
+                "budget.maxStaleSeconds",
+            ),
+        ];
+        for (input, option) in cases {
+            let err = compute_budget(&input).unwrap_err();
+            assert_eq!(err.option(), option, "{input:?}");
+            assert!(err.to_string().starts_with(option), "{err}");
+        }
+    }
+
+    #[test]
+    fn seed_cadence_defaults_are_1500_2500_2000() {
+        let cadence = compute_cadence(&CadenceInput::default(), Duration::from_secs(5)).unwrap();
+        assert_eq!(cadence.min_interval, Duration::from_millis(1500));
+        assert_eq!(cadence.max_interval, Duration::from_millis(2500));
+        assert_eq!(cadence.timeout, Duration::from_millis(2000));
+    }
+
+    #[test]
+    fn default_timeout_is_capped_at_two_seconds() {
+        let cadence = compute_cadence(&CadenceInput::default(), Duration::from_secs(60)).unwrap();
+        assert_eq!(cadence.timeout, Duration::from_millis(2000));
+        let short = compute_cadence(&CadenceInput::default(), Duration::from_secs(1)).unwrap();
+        assert_eq!(short.timeout, Duration::from_millis(400));
+    }
+
+    #[test]
+    fn cadence_that_cannot_keep_evidence_young_is_refused() {
+        let window = Duration::from_secs(5);
+        let exactly = CadenceInput {
+            max_interval_ms: Some(3000.0),
+            timeout_ms: Some(2000.0),
+            ..Default::default()
+        };
+        assert!(matches!(
+            compute_cadence(&exactly, window),
+            Err(CadenceError::CannotFitWindow { .. })
+        ));
+        let inside = CadenceInput {
+            max_interval_ms: Some(2999.0),
+            timeout_ms: Some(2000.0),
+            ..Default::default()
+        };
+        assert!(compute_cadence(&inside, window).is_ok());
+    }
+
+    #[test]
+    fn min_above_max_and_bad_values_are_refused() {
+        let window = Duration::from_secs(5);
+        let swapped = CadenceInput {
+            min_interval_ms: Some(2000.0),
+            max_interval_ms: Some(1000.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            compute_cadence(&swapped, window).unwrap_err().option(),
+            "refresh.minIntervalMs"
+        );
+        let negative = CadenceInput {
+            min_interval_ms: Some(-1.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            compute_cadence(&negative, window).unwrap_err().option(),
+            "refresh.minIntervalMs"
+        );
+        let zero_timeout = CadenceInput {
+            timeout_ms: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            compute_cadence(&zero_timeout, window).unwrap_err().option(),
+            "refresh.timeoutMs"
+        );
+    }
+
+    #[test]
+    fn pause_is_uniform_between_min_and_max() {
+        let cadence = compute_cadence(&CadenceInput::default(), Duration::from_secs(5)).unwrap();
+        assert_eq!(cadence.pause(0.0), Duration::from_millis(1500));
+        assert_eq!(cadence.pause(0.5), Duration::from_millis(2000));
+        assert!(cadence.pause(0.999_999) < Duration::from_millis(2500));
+    }
+}
