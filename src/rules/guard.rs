@@ -58,7 +58,7 @@ impl Guard {
         evaluate(ReadinessInputs {
             shutting_down,
             evidence: &self.evidence,
-            budget_spent: self.ledger.is_spent(self.budget.node_budget_units),
+            budget_spent: self.is_budget_spent(),
             stale_window: self.budget.stale_window,
             now,
         })
@@ -122,6 +122,11 @@ impl Guard {
 
     pub fn budget(&self) -> &Budget {
         &self.budget
+    }
+
+    /// SPEC §3 rule 6: the ledger has reached the node budget.
+    pub fn is_budget_spent(&self) -> bool {
+        self.ledger.is_spent(self.budget.node_budget_units)
     }
 
     pub fn unverified_units(&self) -> f64 {

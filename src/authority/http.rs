@@ -1,0 +1,76 @@
+//! The built-in HTTP adapter (SPEC §5): `GET url` with the credential header, no redirects,
+//! body read up to 64 KiB.
+
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT};
+use reqwest::{Client, Url};
+
+use super::answer::{outcome_of_body, outcome_of_status, MAX_BODY_BYTES};
+use crate::config::HttpAuthorityConfig;
+use crate::rules::Outcome;
+use crate::runtime;
+use crate::secret::Secret;
+
+pub struct HttpAuthority {
+    client: Client,
+    url: Url,
+    header: HeaderName,
+    header_value: Secret<HeaderValue>,
+    pointer: String,
+    required: Vec<String>,
+}
+
+impl HttpAuthority {
+    /// Shares the process-wide client unless `caPem` needs a client of its own.
+    pub fn new(config: HttpAuthorityConfig) -> Result<Self, reqwest::Error> {
+        let client = match &config.ca_pem {
+            None => runtime::shared_client().clone(),
+            Some(pem) => reqwest::Certificate::from_pem_bundle(pem.as_bytes())?
+                .into_iter()
+                .fold(runtime::client_builder(), |builder, cert| {
+                    builder.add_root_certificate(cert)
+                })
+                .build()?,
+        };
+        Ok(HttpAuthority {
+            client,
+            url: config.url,
+            header: config.header,
+            header_value: config.header_value,
+            pointer: config.capabilities_pointer,
+            required: config.required_capabilities,
+        })
+    }
+
+    /// Any transport failure (refused, reset, DNS, TLS) is `Indeterminate`; errors are dropped,
+    /// never shown, because reqwest's messages can carry the URL.
+    pub async fn check(&self) -> Outcome {
+        let request = self
+            .client
+            .get(self.url.clone())
+            .header(self.header.clone(), self.header_value.expose().clone())
+            .header(ACCEPT, "application/json");
+        let Ok(mut response) = request.send().await else {
+            return Outcome::Indeterminate;
+        };
+        if let Some(outcome) = outcome_of_status(response.status().as_u16()) {
+            return outcome;
+        }
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_BODY_BYTES as u64)
+        {
+            return Outcome::Indeterminate;
+        }
+        let mut body = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) if body.len() + chunk.len() <= MAX_BODY_BYTES => {
+                    body.extend_from_slice(&chunk)
+                }
+                Ok(Some(_)) | Err(_) => return Outcome::Indeterminate,
+                Ok(None) => break,
+            }
+        }
+        outcome_of_body(&body, &self.pointer, &self.required)
+    }
+}

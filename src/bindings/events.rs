@@ -1,0 +1,184 @@
+//! Delivering what the refresher sees to JavaScript: `onTransition` listeners and pending
+//! `whenReady` promises.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::JsDeferred;
+use parking_lot::Mutex;
+
+use super::errors::{self, Kind};
+use super::types::{Readiness, TransitionEvent};
+use crate::js_thread::JsThread;
+use crate::refresher::Events;
+use crate::rules::{self, Status};
+use crate::runtime;
+use crate::shared::Shared;
+
+type Listener = Arc<FunctionRef<TransitionEvent, Unknown<'static>>>;
+type Settle = Box<dyn FnOnce(Env) -> Result<Readiness> + Send>;
+type Waiter = JsDeferred<Readiness, Settle>;
+
+pub struct JsEvents {
+    js_thread: Arc<JsThread>,
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+    /// Touched on the JS thread only (the lock makes the type shareable, it is never contended).
+    listeners: Mutex<Vec<(u64, Listener)>>,
+    waiters: Mutex<Vec<(u64, Waiter)>>,
+}
+
+impl JsEvents {
+    pub fn new(js_thread: Arc<JsThread>, shared: Arc<Shared>) -> Arc<Self> {
+        Arc::new(JsEvents {
+            js_thread,
+            shared,
+            next_id: AtomicU64::new(1),
+            listeners: Mutex::new(Vec::new()),
+            waiters: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Registers `listener`; the returned id removes it.
+    pub fn add_listener(&self, listener: FunctionRef<TransitionEvent, Unknown<'static>>) -> u64 {
+        let id = self.next_id();
+        self.listeners.lock().push((id, Arc::new(listener)));
+        id
+    }
+
+    pub fn remove_listener(&self, id: u64) {
+        self.listeners
+            .lock()
+            .retain(|(listener_id, _)| *listener_id != id);
+    }
+
+    /// Calls every listener on the JS thread. A listener that throws is skipped (napi clears its
+    /// exception), so it can neither crash the process nor starve the listeners after it.
+    fn dispatch(&self, env: &Env, from: Status, now: &rules::Readiness) {
+        // Copy the list first: a listener may remove itself (or others) while we iterate.
+        let listeners: Vec<Listener> = self
+            .listeners
+            .lock()
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
+        for listener in listeners {
+            if let Ok(function) = listener.borrow_back(env) {
+                let _ = function.call(TransitionEvent::new(from, now));
+            }
+        }
+    }
+
+    /// `whenReady`: a promise settled now if the status admits, else when it first does, on
+    /// `close()`, or after `timeout`.
+    pub fn when_ready<'env>(
+        self: &Arc<Self>,
+        env: &'env Env,
+        timeout: Option<Duration>,
+    ) -> Result<Object<'env>> {
+        let (deferred, promise) = env.create_deferred::<Readiness, Settle>()?;
+        if self.shared.is_closed() {
+            deferred.resolve(reject_with(
+                errors::CLOSED,
+                "whenReady: the sentinel is closed",
+            ));
+            return Ok(promise);
+        }
+        let id = self.next_id();
+        {
+            // Read under the waiters lock: `settle_waiters` re-reads under it too, so a change
+            // between this read and the push cannot be missed.
+            let mut waiters = self.waiters.lock();
+            let readiness = self.shared.readiness();
+            if readiness.status.admits() {
+                deferred.resolve(resolve_with(readiness));
+                return Ok(promise);
+            }
+            waiters.push((id, deferred));
+        }
+        if let Some(timeout) = timeout {
+            let events = Arc::downgrade(self);
+            runtime::handle().spawn(async move {
+                tokio::time::sleep(timeout).await;
+                if let Some(events) = events.upgrade() {
+                    events.settle_one(
+                        id,
+                        reject_with(
+                            errors::TIMEOUT,
+                            &format!("whenReady: not ready after {} ms", timeout.as_millis()),
+                        ),
+                    );
+                }
+            });
+        }
+        Ok(promise)
+    }
+
+    fn settle_one(&self, id: u64, settle: Settle) {
+        let mut waiters = self.waiters.lock();
+        if let Some(index) = waiters.iter().position(|(waiter_id, _)| *waiter_id == id) {
+            waiters.swap_remove(index).1.resolve(settle);
+        }
+    }
+
+    fn settle_waiters(&self) {
+        let mut waiters = self.waiters.lock();
+        if waiters.is_empty() {
+            return;
+        }
+        if self.shared.is_closed() {
+            for (_, waiter) in waiters.drain(..) {
+                waiter.resolve(reject_with(
+                    errors::CLOSED,
+                    "whenReady: the sentinel was closed",
+                ));
+            }
+            return;
+        }
+        let readiness = self.shared.readiness();
+        if readiness.status.admits() {
+            for (_, waiter) in waiters.drain(..) {
+                waiter.resolve(resolve_with(readiness));
+            }
+        }
+    }
+
+    /// `close()`: pending `whenReady` promises reject at once.
+    pub fn closed(&self) {
+        self.settle_waiters();
+    }
+}
+
+fn resolve_with(readiness: rules::Readiness) -> Settle {
+    Box::new(move |_env| Ok(readiness.into()))
+}
+
+/// Rejects with a JS `Error` carrying `code` (napi-rs keeps the original object).
+fn reject_with(code: &'static str, message: &str) -> Settle {
+    let message = message.to_owned();
+    Box::new(move |env| {
+        let error = errors::create(env.raw(), Kind::Error, code, &message)?;
+        Err(Error::from(unsafe {
+            Unknown::from_raw_unchecked(env.raw(), error)
+        }))
+    })
+}
+
+/// The refresher's view: every status change goes to listeners and waiters.
+pub struct EventsHandle(pub Arc<JsEvents>);
+
+impl Events for EventsHandle {
+    fn transition(&self, from: Status, now: rules::Readiness) {
+        let events = self.0.clone();
+        self.0
+            .js_thread
+            .run(move |env| events.dispatch(&env, from, &now));
+        self.0.settle_waiters();
+    }
+}

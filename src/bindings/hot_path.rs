@@ -1,0 +1,146 @@
+//! The two calls a service makes per request, `admit(units)` and `status()`, as plain native
+//! functions installed on each instance.
+//!
+//! Why not ordinary `#[napi]` methods: a napi-rs class method spends ~0.4 µs checking the class
+//! identity of `this`. These functions carry their sentinel in the function's own data pointer
+//! instead, so a call costs about as much as a native no-op (see `bench/`). The prototype keeps
+//! `#[napi]` methods of the same names (for typings and `Sentinel.prototype.admit.call(...)`);
+//! both read their argument with [`units_argument`] and ask `Shared`.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+
+use super::errors::{self, Kind};
+use crate::rules::ledger::check_units;
+use crate::shared::Shared;
+
+/// SPEC §4 `admit(units = 1)`: `units` absent or `undefined` means 1; anything but a finite
+/// number ≥ 0 throws a `TypeError` (pending on `env`) and changes nothing.
+pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>) -> Result<f64> {
+    match units {
+        None => Ok(1.0),
+        Some(value) => read_units(env, value)
+            .map_err(|message| errors::throw(env, Kind::TypeError, errors::UNITS, &message)),
+    }
+}
+
+unsafe fn read_units(
+    env: sys::napi_env,
+    value: sys::napi_value,
+) -> std::result::Result<f64, String> {
+    let mut units = 0.0;
+    if sys::napi_get_value_double(env, value, &mut units) == sys::Status::napi_ok {
+        return check_units(units).map_err(|e| e.to_string());
+    }
+    let mut kind = sys::ValueType::napi_undefined;
+    sys::napi_typeof(env, value, &mut kind);
+    if kind == sys::ValueType::napi_undefined {
+        return Ok(1.0);
+    }
+    Err(format!(
+        "units: must be a finite number ≥ 0 (got {})",
+        ValueType::from(kind)
+    ))
+}
+
+unsafe extern "C" fn admit_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argc = 1usize;
+    let mut argv = [ptr::null_mut(); 1];
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(
+        env,
+        info,
+        &mut argc,
+        argv.as_mut_ptr(),
+        ptr::null_mut(),
+        &mut data,
+    );
+    match units_argument(env, (argc > 0).then_some(argv[0])) {
+        Ok(units) => {
+            let mut result = ptr::null_mut();
+            sys::napi_get_boolean(env, (*(data as *const Shared)).admit(units), &mut result);
+            result
+        }
+        Err(_) => ptr::null_mut(),
+    }
+}
+
+unsafe extern "C" fn status_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argc = 0usize;
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(
+        env,
+        info,
+        &mut argc,
+        ptr::null_mut(),
+        ptr::null_mut(),
+        &mut data,
+    );
+    // The cheap readiness read: just the status string, no object built.
+    let text = (*(data as *const Shared)).readiness().status.as_str();
+    let mut result = ptr::null_mut();
+    sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut result);
+    result
+}
+
+unsafe extern "C" fn release_shared(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    drop(Arc::from_raw(data as *const Shared));
+}
+
+/// Defines `admit` and `status` on `this` as own, non-enumerable, read-only properties (so
+/// `util.inspect` and `JSON.stringify` show nothing). Each function keeps the state alive
+/// through its own reference, released when the function is collected.
+pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<Shared>) -> Result<()> {
+    type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+    let functions: [(&std::ffi::CStr, Callback); 2] =
+        [(c"admit", admit_callback), (c"status", status_callback)];
+    for (name, callback) in functions {
+        let data = Arc::into_raw(shared.clone()) as *mut c_void;
+        let mut function = ptr::null_mut();
+        unsafe {
+            check_status!(sys::napi_create_function(
+                env.raw(),
+                name.as_ptr(),
+                name.count_bytes() as isize,
+                Some(callback),
+                data,
+                &mut function
+            ))?;
+            check_status!(sys::napi_add_finalizer(
+                env.raw(),
+                function,
+                data,
+                Some(release_shared),
+                ptr::null_mut(),
+                ptr::null_mut()
+            ))?;
+            let property = sys::napi_property_descriptor {
+                utf8name: name.as_ptr(),
+                name: ptr::null_mut(),
+                method: None,
+                getter: None,
+                setter: None,
+                value: function,
+                attributes: sys::PropertyAttributes::default,
+                data: ptr::null_mut(),
+            };
+            check_status!(sys::napi_define_properties(
+                env.raw(),
+                this.raw(),
+                1,
+                &property
+            ))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! The napi layer: parse arguments, call the shell or the rules, translate results and errors.
+
+mod errors;
+mod events;
+mod hot_path;
+mod options;
+mod sentinel;
+mod types;
+
+pub use sentinel::Sentinel;
+
+use napi_derive::napi;
+
+/// A zero-argument native function that does nothing: the baseline of `bench/`.
+#[napi]
+pub fn native_noop() {}

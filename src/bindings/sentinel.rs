@@ -1,0 +1,208 @@
+//! `new Sentinel(options)`: the JavaScript class. It parses arguments, hands off to the shell
+//! (`Shared`, `refresher`) and translates results; no rule lives here.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::CleanupEnvHook;
+use napi_derive::napi;
+
+use super::errors::{self, Kind};
+use super::events::{EventsHandle, JsEvents};
+use super::hot_path;
+use super::options::to_raw;
+use super::types::{Readiness, ReadinessStatus, TransitionEvent, WhenReadyOptions};
+use crate::authority::http::HttpAuthority;
+use crate::authority::js::JsAuthority;
+use crate::authority::Authority;
+use crate::config::{parse_options, AuthorityConfig};
+use crate::js_thread::JsThread;
+use crate::refresher;
+use crate::rules::Guard;
+use crate::shared::Shared;
+
+/// Tells a usage-billed service whether it may take the next billable request: refreshes the
+/// evidence that its credential is valid and its tier includes the meter, in the background,
+/// and answers from memory.
+#[napi(custom_finalize)]
+pub struct Sentinel {
+    shared: Arc<Shared>,
+    events: Arc<JsEvents>,
+    /// Closes this sentinel when its environment (main thread or worker) tears down.
+    cleanup: Option<CleanupEnvHook<Weak<Shared>>>,
+}
+
+#[napi]
+impl Sentinel {
+    /// Validates every option (a bad one throws an `Error` with `code`
+    /// `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
+    #[napi(constructor, ts_args_type = "options: SentinelOptions")]
+    pub fn new(env: Env, this: This, options: Unknown) -> Result<Self> {
+        let config = parse_options(&to_raw(&options)?, &|name| std::env::var(name).ok())
+            .map_err(|e| errors::throw(env.raw(), Kind::Error, errors::CONFIG, &e.to_string()))?;
+        let js_thread = Arc::new(JsThread::new(&env)?);
+        let shared = Shared::new(Guard::new(config.budget), config.cadence);
+        let authority = match config.authority {
+            AuthorityConfig::Http(http) => {
+                Authority::Http(HttpAuthority::new(*http).map_err(|_| {
+                    errors::throw(
+                        env.raw(),
+                        Kind::Error,
+                        errors::CONFIG,
+                        "authority.caPem: the certificates cannot be used by the TLS client",
+                    )
+                })?)
+            }
+            AuthorityConfig::Inspect => {
+                let inspect = inspect_function(&options)?;
+                Authority::Js(JsAuthority::new(
+                    inspect,
+                    js_thread.clone(),
+                    shared.closed_flag(),
+                ))
+            }
+        };
+        hot_path::install(&env, &this, &shared)?;
+        let events = JsEvents::new(js_thread, shared.clone());
+        let cleanup = env.add_env_cleanup_hook(Arc::downgrade(&shared), |shared| {
+            if let Some(shared) = shared.upgrade() {
+                shared.close();
+            }
+        })?;
+        refresher::start(
+            shared.clone(),
+            authority,
+            Arc::new(EventsHandle(events.clone())),
+        );
+        Ok(Sentinel {
+            shared,
+            events,
+            cleanup: Some(cleanup),
+        })
+    }
+
+    /// Readiness now (SPEC §3): no I/O, never waits on a refresh.
+    #[napi]
+    pub fn readiness(&self) -> Readiness {
+        self.shared.readiness().into()
+    }
+
+    /// The cheap readiness read for hot paths: the status alone.
+    /// (Each instance carries a faster own copy of this method.)
+    #[napi]
+    pub fn status(&self) -> ReadinessStatus {
+        self.shared.readiness().status.into()
+    }
+
+    /// Call before recording `units` (default 1) of usage: `true` (and the units are counted as
+    /// unverified exposure) when the node may take them, `false` otherwise (nothing changes).
+    /// Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless `units` is a finite number ≥ 0.
+    /// (Each instance carries a faster own copy of this method.)
+    #[napi(ts_args_type = "units?: number")]
+    pub fn admit(&self, env: Env, units: Option<Unknown>) -> Result<bool> {
+        let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
+        Ok(self.shared.admit(units))
+    }
+
+    /// Units admitted after the current evidence time (the unverified exposure).
+    #[napi(getter)]
+    pub fn unverified_units(&self) -> f64 {
+        self.shared.with_guard(|guard| guard.unverified_units())
+    }
+
+    /// b × share: the most this node admits on unverified evidence.
+    #[napi(getter)]
+    pub fn node_budget_units(&self) -> f64 {
+        self.shared
+            .with_guard(|guard| guard.budget().node_budget_units)
+    }
+
+    /// w: how long evidence stays usable, seconds.
+    #[napi(getter)]
+    pub fn stale_window_seconds(&self) -> f64 {
+        self.shared
+            .with_guard(|guard| guard.budget().stale_window.as_secs_f64())
+    }
+
+    /// Resolves with the readiness as soon as the status is `ready` or `degraded`. Rejects with
+    /// `ERR_SPEND_SENTINEL_TIMEOUT` after `timeoutMs` (default: no timeout), or with
+    /// `ERR_SPEND_SENTINEL_CLOSED` when the sentinel closes first. While pending it keeps the
+    /// process alive, like any awaited operation.
+    #[napi(ts_return_type = "Promise<Readiness>")]
+    pub fn when_ready<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<WhenReadyOptions>,
+    ) -> Result<Object<'env>> {
+        let timeout = match options.and_then(|o| o.timeout_ms) {
+            None => None,
+            Some(ms) if ms.is_finite() && ms >= 0.0 => Some(Duration::from_secs_f64(ms / 1000.0)),
+            Some(ms) => {
+                let message =
+                    format!("whenReady.timeoutMs: must be a finite number ≥ 0 (got {ms})");
+                return Err(errors::throw(
+                    env.raw(),
+                    Kind::TypeError,
+                    errors::CONFIG,
+                    &message,
+                ));
+            }
+        };
+        self.events.when_ready(env, timeout)
+    }
+
+    /// Readiness becomes `not_ready`/`shutting_down` so the router stops sending traffic;
+    /// refreshes and admission go on for requests still in flight.
+    #[napi]
+    pub fn drain(&self) {
+        self.shared.drain();
+    }
+
+    /// Stops refreshing (no authority call starts afterwards); readiness is `shutting_down` and
+    /// `admit` returns `false`. Idempotent.
+    #[napi]
+    pub fn close(&self) {
+        self.shared.close();
+        self.events.closed();
+    }
+
+    /// Calls `listener` on the JavaScript thread whenever the status changes, within 50 ms.
+    /// A listener that throws is ignored. Returns a function that removes the listener.
+    #[napi(
+        ts_args_type = "listener: (event: TransitionEvent) => void",
+        ts_return_type = "() => void"
+    )]
+    pub fn on_transition<'env>(
+        &self,
+        env: &'env Env,
+        listener: Function<TransitionEvent, Unknown<'static>>,
+    ) -> Result<Function<'env, (), ()>> {
+        let id = self.events.add_listener(listener.create_ref()?);
+        let events = Arc::downgrade(&self.events);
+        env.create_function_from_closure("removeTransitionListener", move |_| {
+            if let Some(events) = events.upgrade() {
+                events.remove_listener(id);
+            }
+            Ok(())
+        })
+    }
+}
+
+impl ObjectFinalize for Sentinel {
+    /// Garbage-collected without `close()`: stop refreshing all the same.
+    fn finalize(mut self, env: Env) -> Result<()> {
+        self.shared.close();
+        if let Some(hook) = self.cleanup.take() {
+            env.remove_env_cleanup_hook(hook)?;
+        }
+        Ok(())
+    }
+}
+
+fn inspect_function(options: &Unknown) -> Result<FunctionRef<(), Unknown<'static>>> {
+    let options: Object = unsafe { options.cast()? };
+    let authority: Object = options.get_named_property("authority")?;
+    let inspect: Function<(), Unknown<'static>> = authority.get_named_property("inspect")?;
+    inspect.create_ref()
+}

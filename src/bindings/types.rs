@@ -1,0 +1,214 @@
+//! JavaScript-facing shapes. Doc comments here become the JSDoc of `index.d.ts`.
+
+use napi::bindgen_prelude::{Either, Null};
+use napi_derive::napi;
+
+use crate::rules;
+
+/// `ready`: recent verified evidence. `degraded`: the last refresh was inconclusive but the
+/// evidence is still young. `not_ready`: do not route traffic here.
+#[napi(string_enum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadinessStatus {
+    #[napi(value = "ready")]
+    Ready,
+    #[napi(value = "degraded")]
+    Degraded,
+    #[napi(value = "not_ready")]
+    NotReady,
+}
+
+/// Why readiness is what it is; one code per rule of SPEC §3, checked in this order.
+#[napi(string_enum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadinessReason {
+    #[napi(value = "shutting_down")]
+    ShuttingDown,
+    #[napi(value = "invalid_credential")]
+    InvalidCredential,
+    #[napi(value = "capability_missing")]
+    CapabilityMissing,
+    #[napi(value = "no_evidence")]
+    NoEvidence,
+    #[napi(value = "evidence_too_old")]
+    EvidenceTooOld,
+    #[napi(value = "budget_exhausted")]
+    BudgetExhausted,
+    #[napi(value = "refresh_indeterminate")]
+    RefreshIndeterminate,
+    #[napi(value = "verified")]
+    Verified,
+}
+
+/// What one refresh can conclude; what an `inspect()` function must resolve to.
+#[napi(string_enum)]
+pub enum RefreshOutcome {
+    #[napi(value = "valid")]
+    Valid,
+    #[napi(value = "invalid_credential")]
+    InvalidCredential,
+    #[napi(value = "capability_missing")]
+    CapabilityMissing,
+    #[napi(value = "indeterminate")]
+    Indeterminate,
+}
+
+impl From<rules::Status> for ReadinessStatus {
+    fn from(status: rules::Status) -> Self {
+        match status {
+            rules::Status::Ready => ReadinessStatus::Ready,
+            rules::Status::Degraded => ReadinessStatus::Degraded,
+            rules::Status::NotReady => ReadinessStatus::NotReady,
+        }
+    }
+}
+
+impl From<rules::Reason> for ReadinessReason {
+    fn from(reason: rules::Reason) -> Self {
+        use rules::Reason as R;
+        match reason {
+            R::ShuttingDown => ReadinessReason::ShuttingDown,
+            R::InvalidCredential => ReadinessReason::InvalidCredential,
+            R::CapabilityMissing => ReadinessReason::CapabilityMissing,
+            R::NoEvidence => ReadinessReason::NoEvidence,
+            R::EvidenceTooOld => ReadinessReason::EvidenceTooOld,
+            R::BudgetExhausted => ReadinessReason::BudgetExhausted,
+            R::RefreshIndeterminate => ReadinessReason::RefreshIndeterminate,
+            R::Verified => ReadinessReason::Verified,
+        }
+    }
+}
+
+fn age_seconds(readiness: &rules::Readiness) -> Either<f64, Null> {
+    match readiness.evidence_age {
+        Some(age) => Either::A(age.as_secs_f64()),
+        None => Either::B(Null),
+    }
+}
+
+/// Readiness at the moment it was read (SPEC §3).
+#[napi(object)]
+pub struct Readiness {
+    pub status: ReadinessStatus,
+    /// Seconds since the last valid refresh was sent; `null` without evidence.
+    pub evidence_age_seconds: Either<f64, Null>,
+    pub reason: ReadinessReason,
+    /// 200 for `ready` and `degraded`, 503 for `not_ready`.
+    pub http_status: u16,
+}
+
+impl From<rules::Readiness> for Readiness {
+    fn from(readiness: rules::Readiness) -> Self {
+        Readiness {
+            status: readiness.status.into(),
+            evidence_age_seconds: age_seconds(&readiness),
+            reason: readiness.reason.into(),
+            http_status: readiness.status.http_status(),
+        }
+    }
+}
+
+/// Passed to `onTransition` listeners whenever the status changes.
+#[napi(object)]
+pub struct TransitionEvent {
+    pub from: ReadinessStatus,
+    pub to: ReadinessStatus,
+    pub reason: ReadinessReason,
+    pub evidence_age_seconds: Either<f64, Null>,
+}
+
+impl TransitionEvent {
+    pub fn new(from: rules::Status, now: &rules::Readiness) -> Self {
+        TransitionEvent {
+            from: from.into(),
+            to: now.status.into(),
+            reason: now.reason.into(),
+            evidence_age_seconds: age_seconds(now),
+        }
+    }
+}
+
+/// Options of `whenReady`.
+#[napi(object)]
+pub struct WhenReadyOptions {
+    /// Reject after this many milliseconds. Default: wait until ready or closed.
+    pub timeout_ms: Option<f64>,
+}
+
+// The option shapes below exist for `index.d.ts` only: options are parsed by `crate::config`,
+// which names the path of every bad value and refuses unknown keys.
+
+/// `budget`: the money that sets the stale window (SPEC §1).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct BudgetOptions {
+    /// b: fleet-wide ceiling of units that may be admitted on unverified evidence (> 0).
+    pub unverified_units: f64,
+    /// r: this node's maximum admission rate, units per second (> 0).
+    pub max_units_per_second: f64,
+    /// Fleet size (whole number ≥ 1); share = 1 / nodes. Default 1. Not with `share`.
+    pub nodes: Option<f64>,
+    /// This node's fraction of b, 0 < share ≤ 1. Not with `nodes`.
+    pub share: Option<f64>,
+    /// Caps the stale window (seconds); may not exceed node budget / r.
+    pub max_stale_seconds: Option<f64>,
+}
+
+/// `refresh`: cadence of the background refresh (SPEC §6). Defaults scale with the window w
+/// (seconds): 300·w, 500·w and min(2000, 400·w) ms.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RefreshOptions {
+    /// Shortest pause between two refreshes, ms (≥ 0).
+    pub min_interval_ms: Option<f64>,
+    /// Longest pause between two refreshes, ms (≥ minIntervalMs); maxIntervalMs + timeoutMs
+    /// must stay below the window.
+    pub max_interval_ms: Option<f64>,
+    /// Bound on one whole refresh (connect, headers, body), ms (> 0).
+    pub timeout_ms: Option<f64>,
+}
+
+/// The built-in HTTP authority adapter (SPEC §5).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct HttpAuthorityOptions {
+    /// https URL of the account endpoint (http only with `allowInsecureHttp`).
+    pub url: String,
+    /// The API credential. Give this or `credentialEnv`.
+    pub credential: Option<String>,
+    /// Name of an environment variable holding the credential.
+    pub credential_env: Option<String>,
+    /// The capability (meter) the account's tier must include.
+    pub required_capability: Option<String>,
+    /// Several capabilities, all required.
+    pub required_capabilities: Option<Vec<String>>,
+    /// JSON Pointer to the capability list or map in the answer. Default `/capabilities`.
+    pub capabilities_pointer: Option<String>,
+    /// Header that carries the credential. Default `authorization`.
+    pub header: Option<String>,
+    /// Scheme before the credential. Default `Bearer`; `''` sends the bare credential.
+    pub scheme: Option<String>,
+    /// Allow a plain http URL (tests, sidecars on localhost). Default false.
+    pub allow_insecure_http: Option<bool>,
+    /// Extra trusted root certificates (PEM), for authorities behind a private CA.
+    pub ca_pem: Option<String>,
+}
+
+/// An authority you implement: resolve to one of the four outcomes. A throw, a rejection, any
+/// other value, or no answer within `refresh.timeoutMs` counts as `indeterminate`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct InspectAuthorityOptions {
+    #[napi(ts_type = "() => Promise<RefreshOutcome> | RefreshOutcome")]
+    pub inspect: (),
+}
+
+/// Options of `new Sentinel(options)`; every one is validated at construction.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct SentinelOptions {
+    pub budget: BudgetOptions,
+    pub refresh: Option<RefreshOptions>,
+    #[napi(ts_type = "HttpAuthorityOptions | InspectAuthorityOptions")]
+    pub authority: (),
+}

@@ -1,0 +1,492 @@
+//! Options → a validated [`Config`], parsed once at construction.
+//!
+//! The binding layer turns the JavaScript options object into a [`RawValue`] tree; everything
+//! here is plain Rust, so every rule is a unit test. Every error names the option path and the
+//! rule it breaks, and never contains the credential (SPEC §7).
+
+use std::fmt;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::Url;
+
+use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
+use crate::rules::{Budget, Cadence};
+use crate::secret::Secret;
+
+/// A JavaScript value, as far as option parsing needs to see it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawValue {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<RawValue>),
+    Object(Vec<(String, RawValue)>),
+    Function,
+    /// Symbols, bigints, ...: named by their `typeof`.
+    Other(&'static str),
+}
+
+impl RawValue {
+    fn type_name(&self) -> &'static str {
+        match self {
+            RawValue::Undefined => "undefined",
+            RawValue::Null => "null",
+            RawValue::Bool(_) => "boolean",
+            RawValue::Number(_) => "number",
+            RawValue::String(_) => "string",
+            RawValue::Array(_) => "array",
+            RawValue::Object(_) => "object",
+            RawValue::Function => "function",
+            RawValue::Other(name) => name,
+        }
+    }
+}
+
+/// A configuration error: `path: rule`. Permanent: the same options always fail the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub path: String,
+    pub rule: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.rule)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn error(path: &str, rule: impl Into<String>) -> ConfigError {
+    ConfigError {
+        path: path.to_owned(),
+        rule: rule.into(),
+    }
+}
+
+/// Errors of the budget and cadence rules already read "path: rule".
+fn from_rule_error(option: &str, err: impl fmt::Display) -> ConfigError {
+    let message = err.to_string();
+    let rule = message
+        .strip_prefix(&format!("{option}: "))
+        .unwrap_or(&message)
+        .to_owned();
+    error(option, rule)
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub budget: Budget,
+    pub cadence: Cadence,
+    pub authority: AuthorityConfig,
+}
+
+#[derive(Debug, Clone)]
+pub enum AuthorityConfig {
+    Http(Box<HttpAuthorityConfig>),
+    /// `authority.inspect`: the binding keeps the function itself.
+    Inspect,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpAuthorityConfig {
+    pub url: Url,
+    pub header: HeaderName,
+    /// `<scheme> <credential>`, marked sensitive.
+    pub header_value: Secret<HeaderValue>,
+    pub required_capabilities: Vec<String>,
+    /// RFC 6901 JSON Pointer into the answer.
+    pub capabilities_pointer: String,
+    /// Extra trusted root certificates, PEM (already checked to parse).
+    pub ca_pem: Option<String>,
+}
+
+/// A view of one options object that remembers its path and which keys it knows.
+struct Section<'a> {
+    /// "" for the options object itself.
+    path: String,
+    members: &'a [(String, RawValue)],
+}
+
+impl<'a> Section<'a> {
+    fn new(path: &str, value: &'a RawValue, known: &[&str]) -> Result<Self, ConfigError> {
+        let RawValue::Object(members) = value else {
+            let shown = if path.is_empty() { "options" } else { path };
+            return Err(error(
+                shown,
+                format!("must be an object (got {})", value.type_name()),
+            ));
+        };
+        if let Some((key, _)) = members
+            .iter()
+            .find(|(key, _)| !known.contains(&key.as_str()))
+        {
+            return Err(error(
+                &join(path, key),
+                format!("unknown option (known here: {})", known.join(", ")),
+            ));
+        }
+        Ok(Section {
+            path: path.to_owned(),
+            members,
+        })
+    }
+
+    fn get(&self, key: &str) -> &'a RawValue {
+        self.members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(&RawValue::Undefined, |(_, v)| v)
+    }
+
+    fn has(&self, key: &str) -> bool {
+        !matches!(self.get(key), RawValue::Undefined)
+    }
+
+    fn path_of(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    fn number(&self, key: &str) -> Result<Option<f64>, ConfigError> {
+        match self.get(key) {
+            RawValue::Undefined => Ok(None),
+            RawValue::Number(n) => Ok(Some(*n)),
+            other => Err(error(
+                &self.path_of(key),
+                format!("must be a number (got {})", other.type_name()),
+            )),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
+        match self.get(key) {
+            RawValue::Undefined => Ok(None),
+            RawValue::String(s) => Ok(Some(s)),
+            other => Err(error(
+                &self.path_of(key),
+                format!("must be a string (got {})", other.type_name()),
+            )),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, ConfigError> {
+        match self.get(key) {
+            RawValue::Undefined => Ok(None),
+            RawValue::Bool(b) => Ok(Some(*b)),
+            other => Err(error(
+                &self.path_of(key),
+                format!("must be a boolean (got {})", other.type_name()),
+            )),
+        }
+    }
+
+    fn section(&self, key: &str, known: &[&str]) -> Result<Option<Section<'a>>, ConfigError> {
+        match self.get(key) {
+            RawValue::Undefined => Ok(None),
+            value => Ok(Some(Section::new(&self.path_of(key), value, known)?)),
+        }
+    }
+
+    /// At most one of two mutually exclusive options.
+    fn exclusive(&self, a: &str, b: &str) -> Result<(), ConfigError> {
+        if self.has(a) && self.has(b) {
+            return Err(error(
+                &self.path_of(b),
+                format!(
+                    "give either {} or {}, not both",
+                    self.path_of(a),
+                    self.path_of(b)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+const TOP_KEYS: &[&str] = &["budget", "refresh", "authority"];
+const BUDGET_KEYS: &[&str] = &[
+    "unverifiedUnits",
+    "maxUnitsPerSecond",
+    "nodes",
+    "share",
+    "maxStaleSeconds",
+];
+const REFRESH_KEYS: &[&str] = &["minIntervalMs", "maxIntervalMs", "timeoutMs"];
+const AUTHORITY_KEYS: &[&str] = &[
+    "url",
+    "credential",
+    "credentialEnv",
+    "requiredCapability",
+    "requiredCapabilities",
+    "capabilitiesPointer",
+    "header",
+    "scheme",
+    "allowInsecureHttp",
+    "caPem",
+    "inspect",
+];
+const INSPECT_KEYS: &[&str] = &["inspect"];
+
+/// Parses and validates the whole options object. `env` looks up environment variables
+/// (`authority.credentialEnv`); tests pass a fake.
+pub fn parse_options(
+    options: &RawValue,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let top = Section::new("", options, TOP_KEYS)?;
+    let budget = parse_budget(&top)?;
+    let cadence = parse_cadence(&top, &budget)?;
+    let authority = parse_authority(&top, env)?;
+    Ok(Config {
+        budget,
+        cadence,
+        authority,
+    })
+}
+
+fn parse_budget(top: &Section<'_>) -> Result<Budget, ConfigError> {
+    let budget = top.section("budget", BUDGET_KEYS)?.ok_or_else(|| {
+        error(
+            "budget",
+            "is required (unverifiedUnits and maxUnitsPerSecond)",
+        )
+    })?;
+    let required = |key: &str| -> Result<f64, ConfigError> {
+        budget
+            .number(key)?
+            .ok_or_else(|| error(&budget.path_of(key), "is required"))
+    };
+    let input = BudgetInput {
+        unverified_units: required("unverifiedUnits")?,
+        max_units_per_second: required("maxUnitsPerSecond")?,
+        nodes: budget.number("nodes")?,
+        share: budget.number("share")?,
+        max_stale_seconds: budget.number("maxStaleSeconds")?,
+    };
+    compute_budget(&input).map_err(|e| from_rule_error(e.option(), &e))
+}
+
+fn parse_cadence(top: &Section<'_>, budget: &Budget) -> Result<Cadence, ConfigError> {
+    let input = match top.section("refresh", REFRESH_KEYS)? {
+        None => CadenceInput::default(),
+        Some(refresh) => CadenceInput {
+            min_interval_ms: refresh.number("minIntervalMs")?,
+            max_interval_ms: refresh.number("maxIntervalMs")?,
+            timeout_ms: refresh.number("timeoutMs")?,
+        },
+    };
+    compute_cadence(&input, budget.stale_window).map_err(|e| from_rule_error(e.option(), &e))
+}
+
+fn parse_authority(
+    top: &Section<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<AuthorityConfig, ConfigError> {
+    let raw = top.get("authority");
+    if matches!(raw, RawValue::Undefined) {
+        return Err(error(
+            "authority",
+            "is required: { url, credential, requiredCapability } or { inspect }",
+        ));
+    }
+    let authority = Section::new("authority", raw, AUTHORITY_KEYS)?;
+    if authority.has("inspect") {
+        if let Some((key, _)) = authority
+            .members
+            .iter()
+            .find(|(k, v)| k != "inspect" && !matches!(v, RawValue::Undefined))
+        {
+            return Err(error(
+                &authority.path_of(key),
+                "cannot be combined with authority.inspect",
+            ));
+        }
+        Section::new("authority", raw, INSPECT_KEYS)?;
+        return match authority.get("inspect") {
+            RawValue::Function => Ok(AuthorityConfig::Inspect),
+            other => Err(error(
+                "authority.inspect",
+                format!("must be a function (got {})", other.type_name()),
+            )),
+        };
+    }
+    parse_http_authority(&authority, env).map(|http| AuthorityConfig::Http(Box::new(http)))
+}
+
+fn parse_http_authority(
+    authority: &Section<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<HttpAuthorityConfig, ConfigError> {
+    let allow_insecure = authority.boolean("allowInsecureHttp")?.unwrap_or(false);
+    let url = parse_url(authority.string("url")?, allow_insecure)?;
+    let credential = parse_credential(authority, env)?;
+    let required_capabilities = parse_capabilities(authority)?;
+    let capabilities_pointer = authority
+        .string("capabilitiesPointer")?
+        .unwrap_or("/capabilities");
+    check_json_pointer(capabilities_pointer)?;
+    let header = authority.string("header")?.unwrap_or("authorization");
+    let header = HeaderName::from_bytes(header.as_bytes()).map_err(|_| {
+        error(
+            "authority.header",
+            "must be a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+        )
+    })?;
+    let scheme = authority.string("scheme")?.unwrap_or("Bearer");
+    if scheme.contains(|c: char| c.is_whitespace() || c.is_control()) {
+        return Err(error(
+            "authority.scheme",
+            "must not contain whitespace or control characters",
+        ));
+    }
+    let value = if scheme.is_empty() {
+        credential.expose().clone()
+    } else {
+        format!("{scheme} {}", credential.expose())
+    };
+    let mut header_value = HeaderValue::from_str(&value).map_err(|_| {
+        error(
+            "authority.credential",
+            "must be printable ASCII without line breaks to fit in an HTTP header",
+        )
+    })?;
+    header_value.set_sensitive(true);
+    let ca_pem = authority.string("caPem")?.map(str::to_owned);
+    if let Some(pem) = &ca_pem {
+        check_ca_pem(pem)?;
+    }
+    Ok(HttpAuthorityConfig {
+        url,
+        header,
+        header_value: Secret::new(header_value),
+        required_capabilities,
+        capabilities_pointer: capabilities_pointer.to_owned(),
+        ca_pem,
+    })
+}
+
+fn parse_url(url: Option<&str>, allow_insecure: bool) -> Result<Url, ConfigError> {
+    let url =
+        url.ok_or_else(|| error("authority.url", "is required (or give authority.inspect)"))?;
+    // Never echo the URL: it may carry a key in its query string.
+    let parsed = Url::parse(url)
+        .map_err(|e| error("authority.url", format!("must be an absolute URL ({e})")))?;
+    match parsed.scheme() {
+        "https" => Ok(parsed),
+        "http" if allow_insecure => Ok(parsed),
+        "http" => Err(error(
+            "authority.url",
+            "must use https (plain http only with authority.allowInsecureHttp: true)",
+        )),
+        other => Err(error(
+            "authority.url",
+            format!("must use https, not {other}:"),
+        )),
+    }
+}
+
+fn parse_credential(
+    authority: &Section<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Secret<String>, ConfigError> {
+    authority.exclusive("credential", "credentialEnv")?;
+    if let Some(credential) = authority.string("credential")? {
+        if credential.is_empty() {
+            return Err(error("authority.credential", "must not be empty"));
+        }
+        return Ok(Secret::new(credential.to_owned()));
+    }
+    let Some(name) = authority.string("credentialEnv")? else {
+        return Err(error(
+            "authority.credential",
+            "is required (give authority.credential or authority.credentialEnv)",
+        ));
+    };
+    match env(name) {
+        Some(value) if !value.is_empty() => Ok(Secret::new(value)),
+        Some(_) => Err(error(
+            "authority.credentialEnv",
+            format!("environment variable {name} is empty"),
+        )),
+        None => Err(error(
+            "authority.credentialEnv",
+            format!("environment variable {name} is not set"),
+        )),
+    }
+}
+
+fn parse_capabilities(authority: &Section<'_>) -> Result<Vec<String>, ConfigError> {
+    authority.exclusive("requiredCapability", "requiredCapabilities")?;
+    let check = |path: &str, name: &str| -> Result<String, ConfigError> {
+        if name.is_empty() {
+            Err(error(path, "must not be an empty string"))
+        } else {
+            Ok(name.to_owned())
+        }
+    };
+    if let Some(name) = authority.string("requiredCapability")? {
+        return Ok(vec![check("authority.requiredCapability", name)?]);
+    }
+    match authority.get("requiredCapabilities") {
+        RawValue::Undefined => Err(error(
+            "authority.requiredCapability",
+            "is required (give authority.requiredCapability or authority.requiredCapabilities)",
+        )),
+        RawValue::Array(items) if items.is_empty() => Err(error(
+            "authority.requiredCapabilities",
+            "must list at least one capability",
+        )),
+        RawValue::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                RawValue::String(name) => {
+                    check(&format!("authority.requiredCapabilities[{i}]"), name)
+                }
+                other => Err(error(
+                    &format!("authority.requiredCapabilities[{i}]"),
+                    format!("must be a string (got {})", other.type_name()),
+                )),
+            })
+            .collect(),
+        other => Err(error(
+            "authority.requiredCapabilities",
+            format!("must be an array of strings (got {})", other.type_name()),
+        )),
+    }
+}
+
+/// RFC 6901: empty, or `/`-separated tokens in which `~` is only followed by `0` or `1`.
+fn check_json_pointer(pointer: &str) -> Result<(), ConfigError> {
+    let bad_escape = pointer
+        .split('~')
+        .skip(1)
+        .any(|rest| !rest.starts_with(['0', '1']));
+    if (!pointer.is_empty() && !pointer.starts_with('/')) || bad_escape {
+        return Err(error(
+            "authority.capabilitiesPointer",
+            "must be a JSON Pointer (RFC 6901): empty or starting with '/', with '~' only as ~0 or ~1",
+        ));
+    }
+    Ok(())
+}
+
+fn check_ca_pem(pem: &str) -> Result<(), ConfigError> {
+    match reqwest::Certificate::from_pem_bundle(pem.as_bytes()) {
+        Ok(certs) if !certs.is_empty() => Ok(()),
+        _ => Err(error(
+            "authority.caPem",
+            "must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)",
+        )),
+    }
+}

@@ -1,0 +1,79 @@
+//! The refresh loop and the transition watcher: the only code that waits, sleeps or does I/O.
+//!
+//! Two tasks per sentinel on the private runtime:
+//! - `refresh_loop`: one refresh at a time, bounded by `timeoutMs`, then a jittered pause;
+//! - `watch_transitions`: re-reads readiness after every change and at the moment the evidence
+//!   reaches the stale window, and reports each status change.
+
+use std::sync::Arc;
+
+use crate::authority::Authority;
+use crate::clock;
+use crate::rules::guard::Lifecycle;
+use crate::rules::{Outcome, Readiness, Status};
+use crate::runtime;
+use crate::shared::Shared;
+
+/// Where status changes go (the binding layer delivers them to JavaScript).
+pub trait Events: Send + Sync + 'static {
+    /// The status changed from `from` to `now.status`.
+    fn transition(&self, from: Status, now: Readiness);
+}
+
+/// Starts refreshing at once: the first refresh is not delayed.
+pub fn start(shared: Arc<Shared>, authority: Authority, events: Arc<dyn Events>) {
+    let handle = runtime::handle();
+    handle.spawn(refresh_loop(shared.clone(), authority));
+    handle.spawn(watch_transitions(shared, events));
+}
+
+async fn refresh_loop(shared: Arc<Shared>, authority: Authority) {
+    loop {
+        let Some(ticket) = shared.with_guard(|guard| guard.refresh_sent(clock::now())) else {
+            return;
+        };
+        let outcome = tokio::select! {
+            biased;
+            _ = shared.closed() => return,
+            answer = tokio::time::timeout(shared.cadence.timeout, authority.check()) => {
+                answer.unwrap_or(Outcome::Indeterminate)
+            }
+        };
+        shared.with_guard(|guard| guard.refresh_answered(ticket, outcome));
+        shared.changed.notify_one();
+        let pause = shared.cadence.pause(rand::random::<f64>());
+        tokio::select! {
+            biased;
+            _ = shared.closed() => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
+async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>) {
+    let mut last = shared.readiness().status;
+    loop {
+        let now = clock::now();
+        let (readiness, lifecycle, expiry) = shared.with_guard(|guard| {
+            (
+                guard.readiness(now),
+                guard.lifecycle(),
+                guard.next_expiry_after(now),
+            )
+        });
+        if readiness.status != last {
+            events.transition(last, readiness);
+            last = readiness.status;
+        }
+        if lifecycle == Lifecycle::Closed {
+            return;
+        }
+        match expiry {
+            Some(at) => tokio::select! {
+                _ = shared.changed.notified() => {}
+                _ = tokio::time::sleep_until(clock::deadline(at)) => {}
+            },
+            None => shared.changed.notified().await,
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! One sentinel's state as the shell shares it between the JS thread (admit, readiness, drain,
+//! close) and the runtime thread (refreshes, transitions). The lock is held only for the few
+//! nanoseconds a rule takes; no I/O ever happens under it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::{watch, Notify};
+
+use crate::clock;
+use crate::rules::guard::Lifecycle;
+use crate::rules::{Cadence, Guard, Readiness};
+
+pub struct Shared {
+    guard: Mutex<Guard>,
+    pub cadence: Cadence,
+    /// Wakes the transition watcher after a change that no refresh made (admit, drain, close).
+    pub changed: Notify,
+    closed_tx: watch::Sender<bool>,
+    /// The same fact as `Lifecycle::Closed`, readable without the lock from any thread.
+    closed: Arc<AtomicBool>,
+}
+
+impl Shared {
+    pub fn new(guard: Guard, cadence: Cadence) -> Arc<Self> {
+        Arc::new(Shared {
+            guard: Mutex::new(guard),
+            cadence,
+            changed: Notify::new(),
+            closed_tx: watch::channel(false).0,
+            closed: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// Runs `f` on the guard under the lock. Keep `f` to a rule call.
+    pub fn with_guard<T>(&self, f: impl FnOnce(&mut Guard) -> T) -> T {
+        f(&mut self.guard.lock())
+    }
+
+    pub fn readiness(&self) -> Readiness {
+        self.with_guard(|guard| guard.readiness(clock::now()))
+    }
+
+    /// SPEC §4. Wakes the watcher when this admission spent the budget (a status change).
+    pub fn admit(&self, units: f64) -> bool {
+        let (admitted, spent) = self.with_guard(|guard| {
+            let admitted = guard.admit(units, clock::now());
+            (admitted, admitted && guard.is_budget_spent())
+        });
+        if spent {
+            self.changed.notify_one();
+        }
+        admitted
+    }
+
+    pub fn drain(&self) {
+        self.with_guard(Guard::drain);
+        self.changed.notify_one();
+    }
+
+    /// Idempotent. After it returns no refresh starts (the refresher asks the guard first).
+    pub fn close(&self) {
+        self.with_guard(Guard::close);
+        self.closed.store(true, Ordering::Release);
+        self.closed_tx.send_replace(true);
+        self.changed.notify_one();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub fn closed_flag(&self) -> Arc<AtomicBool> {
+        self.closed.clone()
+    }
+
+    pub fn lifecycle(&self) -> Lifecycle {
+        self.with_guard(|guard| guard.lifecycle())
+    }
+
+    /// Resolves once `close()` has been called.
+    pub async fn closed(&self) {
+        let mut rx = self.closed_tx.subscribe();
+        let _ = rx.wait_for(|closed| *closed).await;
+    }
+}
