@@ -1,4 +1,4 @@
-//! The two calls a service makes per request, `admit(units)` and `status()`, as plain native
+//! The calls a service makes per request, `admit(units)`, `status()` and `isServing()`, as plain native
 //! functions installed on each instance.
 //!
 //! Why not ordinary `#[napi]` methods: a napi-rs class method spends ~0.4 µs checking the class
@@ -47,12 +47,13 @@ unsafe fn read_units(
     ))
 }
 
-unsafe extern "C" fn admit_callback(
+/// Reads up to `argv.len()` arguments and the sentinel state carried in the function's data.
+unsafe fn call_info<'a>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-) -> sys::napi_value {
-    let mut argc = 1usize;
-    let mut argv = [ptr::null_mut(); 1];
+    argv: &mut [sys::napi_value],
+) -> (usize, &'a Shared) {
+    let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(
         env,
@@ -62,48 +63,62 @@ unsafe extern "C" fn admit_callback(
         ptr::null_mut(),
         &mut data,
     );
+    (argc, &*(data as *const Shared))
+}
+
+unsafe fn boolean(env: sys::napi_env, value: bool) -> sys::napi_value {
+    let mut result = ptr::null_mut();
+    sys::napi_get_boolean(env, value, &mut result);
+    result
+}
+
+unsafe extern "C" fn admit_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 1];
+    let (argc, shared) = call_info(env, info, &mut argv);
     match units_argument(env, (argc > 0).then_some(argv[0])) {
-        Ok(units) => {
-            let mut result = ptr::null_mut();
-            sys::napi_get_boolean(env, (*(data as *const Shared)).admit(units), &mut result);
-            result
-        }
+        Ok(units) => boolean(env, shared.admit(units)),
         Err(_) => ptr::null_mut(),
     }
 }
 
+/// The cheap readiness read: the status string alone, no object built.
 unsafe extern "C" fn status_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut argc = 0usize;
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(
-        env,
-        info,
-        &mut argc,
-        ptr::null_mut(),
-        ptr::null_mut(),
-        &mut data,
-    );
-    // The cheap readiness read: just the status string, no object built.
-    let text = (*(data as *const Shared)).readiness().status.as_str();
+    let (_, shared) = call_info(env, info, &mut []);
+    let text = shared.readiness().status.as_str();
     let mut result = ptr::null_mut();
     sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut result);
     result
+}
+
+/// The cheapest readiness read: would a readiness probe answer 200 (`ready` or `degraded`)?
+unsafe extern "C" fn is_serving_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let (_, shared) = call_info(env, info, &mut []);
+    boolean(env, shared.readiness().status.admits())
 }
 
 unsafe extern "C" fn release_shared(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     drop(Arc::from_raw(data as *const Shared));
 }
 
-/// Defines `admit` and `status` on `this` as own, non-enumerable, read-only properties (so
+/// Defines `admit`, `status` and `isServing` on `this` as own, non-enumerable, read-only properties (so
 /// `util.inspect` and `JSON.stringify` show nothing). Each function keeps the state alive
 /// through its own reference, released when the function is collected.
 pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<Shared>) -> Result<()> {
     type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
-    let functions: [(&std::ffi::CStr, Callback); 2] =
-        [(c"admit", admit_callback), (c"status", status_callback)];
+    let functions: [(&std::ffi::CStr, Callback); 3] = [
+        (c"admit", admit_callback),
+        (c"status", status_callback),
+        (c"isServing", is_serving_callback),
+    ];
     for (name, callback) in functions {
         let data = Arc::into_raw(shared.clone()) as *mut c_void;
         let mut function = ptr::null_mut();

@@ -95,6 +95,13 @@ impl Sentinel {
         self.shared.readiness().status.into()
     }
 
+    /// The cheapest readiness read: `true` when a readiness probe would answer 200 (status
+    /// `ready` or `degraded`). (Each instance carries a faster own copy of this method.)
+    #[napi]
+    pub fn is_serving(&self) -> bool {
+        self.shared.readiness().status.admits()
+    }
+
     /// Call before recording `units` (default 1) of usage: `true` (and the units are counted as
     /// unverified exposure) when the node may take them, `false` otherwise (nothing changes).
     /// Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless `units` is a finite number ≥ 0.

@@ -1,0 +1,123 @@
+// Hot-path benchmark: ns per call of admit(1), status() and readiness(), against
+//  (a) nativeNoop(): a zero-argument napi function that does nothing (the floor of any native call);
+//  (b) a plain-JS object doing the same arithmetic (what the call would cost without crossing into Rust).
+// First, the RSS and OS threads the first running sentinel adds to the process.
+// Run: npm run bench   (after npm run build). Prints medians of several runs; asserts nothing.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+const { Sentinel, nativeNoop } = createRequire(import.meta.url)('../index.js');
+
+const CALLS = 2_000_000;
+const RUNS = 7;
+
+/** Median ns per call of `fn` over RUNS runs of CALLS calls (after a warm-up run). */
+function measure(fn) {
+  const samples = [];
+  for (let run = -1; run < RUNS; run++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < CALLS; i++) fn();
+    const ns = Number(process.hrtime.bigint() - start) / CALLS;
+    if (run >= 0) samples.push(ns);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)];
+}
+
+/** The same decision in plain JavaScript: status from evidence age, then the ledger check. */
+class PlainGuard {
+  constructor(nodeBudget, windowMs) {
+    this.nodeBudget = nodeBudget;
+    this.windowMs = windowMs;
+    this.verifiedAt = performance.now();
+    this.ledger = 0;
+    this.indeterminate = 0;
+  }
+  status() {
+    const age = performance.now() - this.verifiedAt;
+    if (age >= this.windowMs || this.ledger >= this.nodeBudget) return 'not_ready';
+    return this.indeterminate > 0 ? 'degraded' : 'ready';
+  }
+  admit(units = 1) {
+    if (typeof units !== 'number' || !(units >= 0) || units === Infinity) throw new TypeError('units');
+    if (this.status() === 'not_ready' || this.ledger + units > this.nodeBudget) return false;
+    this.ledger += units;
+    return true;
+  }
+}
+
+function procStatus(field) {
+  const line = readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith(field));
+  return Number(line.split(/\s+/)[1]);
+}
+
+async function main() {
+  // First, while no sentinel (and so no runtime thread) exists in this process yet.
+  await footprint();
+  console.log('');
+  // A budget no benchmark run can spend: b = 1e15 units at r = 1e12/s → a 1000 s window.
+  const budget = { unverifiedUnits: 1e15, maxUnitsPerSecond: 1e12 };
+  const sentinel = new Sentinel({ budget, authority: { inspect: async () => 'valid' } });
+  await sentinel.whenReady({ timeoutMs: 10_000 });
+  const plain = new PlainGuard(1e15, 1e6);
+  let sink = 0;
+
+  const rows = [
+    ['nativeNoop()  (baseline a)', () => nativeNoop()],
+    ['plain JS admit(1)  (baseline b)', () => { sink += plain.admit(1) ? 1 : 0; }],
+    ['plain JS status()  (baseline b)', () => { sink += plain.status().length; }],
+    ['sentinel.admit(1)', () => { sink += sentinel.admit(1) ? 1 : 0; }],
+    ['sentinel.status()', () => { sink += sentinel.status().length; }],
+    ['sentinel.isServing()', () => { sink += sentinel.isServing() ? 1 : 0; }],
+    ['sentinel.readiness()', () => { sink += sentinel.readiness().httpStatus; }],
+  ];
+  const results = rows.map(([name, fn]) => [name, measure(fn)]);
+  const noop = results[0][1];
+  console.log(`hot path, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls (node ${process.version})`);
+  console.log('| call | ns/call | × nativeNoop |');
+  console.log('|---|---:|---:|');
+  for (const [name, ns] of results) console.log(`| ${name} | ${ns.toFixed(1)} | ${(ns / noop).toFixed(2)} |`);
+  sentinel.close();
+  if (sink === 42) console.log('');
+}
+
+/** A fake authority in a child process, so its own garbage is not counted against the sentinel. */
+async function startAuthorityProcess() {
+  const script = `
+    const server = require('node:http').createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"capabilities":["meter"]}');
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = await once(child.stdout, 'data');
+  return { child, port: Number(String(line).trim()) };
+}
+
+/** RSS and threads before and after starting one sentinel with the HTTP adapter (and its runtime). */
+async function footprint() {
+  const { child, port } = await startAuthorityProcess();
+  global.gc?.();
+  const before = { rss: procStatus('VmRSS:'), threads: procStatus('Threads:') };
+  const sentinel = new Sentinel({
+    budget: { unverifiedUnits: 100, maxUnitsPerSecond: 100 },
+    refresh: { minIntervalMs: 10, maxIntervalMs: 20 },
+    authority: { url: `http://127.0.0.1:${port}/account`, allowInsecureHttp: true, credential: 'bench', requiredCapability: 'meter' },
+  });
+  await sentinel.whenReady({ timeoutMs: 10_000 });
+  // Let it run a few hundred refreshes so the footprint is the steady state, not the first call.
+  const until = Date.now() + 3000;
+  while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+  global.gc?.();
+  const after = { rss: procStatus('VmRSS:'), threads: procStatus('Threads:') };
+  console.log('| running sentinel (HTTP adapter, 3 s of refreshes) | added |');
+  console.log('|---|---:|');
+  console.log(`| RSS | ${((after.rss - before.rss) / 1024).toFixed(1)} MB |`);
+  console.log(`| OS threads | ${after.threads - before.threads} |`);
+  sentinel.close();
+  child.kill();
+}
+
+await main();
