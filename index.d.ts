@@ -112,7 +112,7 @@ export interface HttpAuthorityOptions {
  * other value, or no answer within `refresh.timeoutMs` counts as `indeterminate`.
  */
 export interface InspectAuthorityOptions {
-  inspect: () => Promise<RefreshOutcome> | RefreshOutcome
+  inspect: () => Promise<RefreshOutcome>
 }
 
 /** A zero-argument native function that does nothing: the baseline of `bench/`. */

@@ -22,9 +22,12 @@ pub trait Events: Send + Sync + 'static {
 
 /// Starts refreshing at once: the first refresh is not delayed.
 pub fn start(shared: Arc<Shared>, authority: Authority, events: Arc<dyn Events>) {
+    // Read the starting status here, not in the watcher task: the first refresh may complete
+    // before that task first runs, and its transition must not be taken for the start.
+    let initial = shared.readiness().status;
     let handle = runtime::handle();
-    handle.spawn(refresh_loop(shared.clone(), authority));
-    handle.spawn(watch_transitions(shared, events));
+    handle.spawn(watch_transitions(shared.clone(), events, initial));
+    handle.spawn(refresh_loop(shared, authority));
 }
 
 async fn refresh_loop(shared: Arc<Shared>, authority: Authority) {
@@ -50,8 +53,8 @@ async fn refresh_loop(shared: Arc<Shared>, authority: Authority) {
     }
 }
 
-async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>) {
-    let mut last = shared.readiness().status;
+async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>, initial: Status) {
+    let mut last = initial;
     loop {
         let now = clock::now();
         let (readiness, lifecycle, expiry) = shared.with_guard(|guard| {

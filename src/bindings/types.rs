@@ -199,7 +199,7 @@ pub struct HttpAuthorityOptions {
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct InspectAuthorityOptions {
-    #[napi(ts_type = "() => Promise<RefreshOutcome> | RefreshOutcome")]
+    #[napi(ts_type = "() => Promise<RefreshOutcome>")]
     pub inspect: (),
 }
 
