@@ -490,3 +490,169 @@ fn check_ca_pem(pem: &str) -> Result<(), ConfigError> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(members: &[(&str, RawValue)]) -> RawValue {
+        RawValue::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+
+    fn s(text: &str) -> RawValue {
+        RawValue::String(text.to_owned())
+    }
+
+    fn n(value: f64) -> RawValue {
+        RawValue::Number(value)
+    }
+
+    const SECRET: &str = "sk_live_unit_test_secret";
+
+    fn http_options(authority: &[(&str, RawValue)]) -> RawValue {
+        let mut members = vec![
+            ("url", s("https://billing.example.com/v1/account")),
+            ("credential", s(SECRET)),
+            ("requiredCapability", s("meter")),
+        ];
+        for (key, value) in authority {
+            members.retain(|(k, _)| k != key);
+            if *value != RawValue::Undefined {
+                members.push((key, value.clone()));
+            }
+        }
+        obj(&[
+            (
+                "budget",
+                obj(&[
+                    ("unverifiedUnits", n(200.0)),
+                    ("maxUnitsPerSecond", n(20.0)),
+                    ("nodes", n(2.0)),
+                ]),
+            ),
+            ("authority", obj(&members)),
+        ])
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn parse_error(options: &RawValue) -> ConfigError {
+        let err = parse_options(options, &no_env).unwrap_err();
+        assert!(!err.to_string().contains(SECRET), "{err}");
+        err
+    }
+
+    #[test]
+    fn seed_options_parse_with_defaults() {
+        let config = parse_options(&http_options(&[]), &no_env).unwrap();
+        assert_eq!(config.budget.node_budget_units, 100.0);
+        assert_eq!(config.cadence.timeout, std::time::Duration::from_secs(2));
+        let AuthorityConfig::Http(http) = config.authority else {
+            panic!("http expected")
+        };
+        assert_eq!(http.capabilities_pointer, "/capabilities");
+        assert_eq!(http.header.as_str(), "authorization");
+        assert_eq!(
+            http.header_value.expose().to_str().unwrap(),
+            format!("Bearer {SECRET}")
+        );
+        assert!(http.header_value.expose().is_sensitive());
+    }
+
+    #[test]
+    fn bad_options_name_their_path() {
+        let cases = [
+            (
+                http_options(&[("url", s("http://billing.example.com"))]),
+                "authority.url",
+            ),
+            (http_options(&[("url", s("not a url"))]), "authority.url"),
+            (
+                http_options(&[("credential", s(""))]),
+                "authority.credential",
+            ),
+            (
+                http_options(&[("credentialEnv", s("X"))]),
+                "authority.credentialEnv",
+            ),
+            (
+                http_options(&[("requiredCapabilities", RawValue::Array(vec![]))]),
+                "authority.requiredCapabilities",
+            ),
+            (
+                http_options(&[
+                    ("requiredCapability", RawValue::Undefined),
+                    ("requiredCapabilities", RawValue::Array(vec![n(1.0)])),
+                ]),
+                "authority.requiredCapabilities[0]",
+            ),
+            (
+                http_options(&[("capabilitiesPointer", s("capabilities"))]),
+                "authority.capabilitiesPointer",
+            ),
+            (
+                http_options(&[("capabilitiesPointer", s("/a~2"))]),
+                "authority.capabilitiesPointer",
+            ),
+            (
+                http_options(&[("header", s("bad header"))]),
+                "authority.header",
+            ),
+            (http_options(&[("caPem", s("not pem"))]), "authority.caPem"),
+            (
+                http_options(&[("inspect", RawValue::Function)]),
+                "authority.url",
+            ),
+            (http_options(&[("typo", n(1.0))]), "authority.typo"),
+            (
+                http_options(&[("credential", s("line\nbreak"))]),
+                "authority.credential",
+            ),
+            (obj(&[("budget", n(1.0))]), "budget"),
+            (RawValue::Null, "options"),
+        ];
+        for (options, path) in cases {
+            assert_eq!(parse_error(&options).path, path, "{options:?}");
+        }
+    }
+
+    #[test]
+    fn credential_env_is_read_through_the_lookup() {
+        let options = http_options(&[
+            ("credential", RawValue::Undefined),
+            ("credentialEnv", s("BILLING_KEY")),
+        ]);
+        let env = |name: &str| (name == "BILLING_KEY").then(|| SECRET.to_owned());
+        assert!(parse_options(&options, &env).is_ok());
+        let empty = |_: &str| Some(String::new());
+        assert_eq!(
+            parse_options(&options, &empty).unwrap_err().path,
+            "authority.credentialEnv"
+        );
+    }
+
+    #[test]
+    fn inspect_alone_is_accepted() {
+        let options = obj(&[
+            (
+                "budget",
+                obj(&[
+                    ("unverifiedUnits", n(100.0)),
+                    ("maxUnitsPerSecond", n(10.0)),
+                ]),
+            ),
+            ("authority", obj(&[("inspect", RawValue::Function)])),
+        ]);
+        assert!(matches!(
+            parse_options(&options, &no_env).unwrap().authority,
+            AuthorityConfig::Inspect
+        ));
+    }
+}

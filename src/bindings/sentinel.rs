@@ -146,8 +146,10 @@ impl Sentinel {
             None => None,
             Some(ms) if ms.is_finite() && ms >= 0.0 => Some(Duration::from_secs_f64(ms / 1000.0)),
             Some(ms) => {
-                let message =
-                    format!("whenReady.timeoutMs: must be a finite number ≥ 0 (got {ms})");
+                let message = format!(
+                    "whenReady.timeoutMs: must be a finite number ≥ 0 (got {})",
+                    crate::rules::JsNumber(ms)
+                );
                 return Err(errors::throw(
                     env.raw(),
                     Kind::TypeError,

@@ -19,7 +19,11 @@ pub struct UnitsError {
 
 impl fmt::Display for UnitsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "units: must be a finite number ≥ 0 (got {})", self.value)
+        write!(
+            f,
+            "units: must be a finite number ≥ 0 (got {})",
+            super::JsNumber(self.value)
+        )
     }
 }
 

@@ -14,3 +14,17 @@ pub use evidence::{Denial, Evidence, Outcome};
 pub use guard::{Guard, RefreshTicket};
 pub use readiness::{Readiness, Reason, Status};
 pub use window::{Budget, BudgetError, BudgetInput, Cadence, CadenceError, CadenceInput};
+
+/// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
+pub struct JsNumber(pub f64);
+
+impl std::fmt::Display for JsNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            v if v.is_nan() => f.write_str("NaN"),
+            v if v == f64::INFINITY => f.write_str("Infinity"),
+            v if v == f64::NEG_INFINITY => f.write_str("-Infinity"),
+            v => write!(f, "{v}"),
+        }
+    }
+}

@@ -2,6 +2,8 @@
 //! cadence that must fit inside it.
 
 use std::fmt;
+
+use super::JsNumber;
 use std::time::Duration;
 
 /// The `budget` options as given (already type-checked: finite numbers).
@@ -55,13 +57,13 @@ impl fmt::Display for BudgetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BudgetError::NotPositive { option, value } => {
-                write!(f, "{option}: must be a finite number greater than 0 (got {value})")
+                write!(f, "{option}: must be a finite number greater than 0 (got {})", JsNumber(*value))
             }
             BudgetError::NodesNotWhole { value } => {
-                write!(f, "budget.nodes: must be a whole number ≥ 1 (got {value})")
+                write!(f, "budget.nodes: must be a whole number ≥ 1 (got {})", JsNumber(*value))
             }
             BudgetError::ShareOutOfRange { value } => {
-                write!(f, "budget.share: must be greater than 0 and at most 1 (got {value})")
+                write!(f, "budget.share: must be greater than 0 and at most 1 (got {})", JsNumber(*value))
             }
             BudgetError::NodesAndShare => write!(
                 f,
@@ -70,7 +72,8 @@ impl fmt::Display for BudgetError {
             BudgetError::MaxStaleAboveCeiling { value, ceiling } => write!(
                 f,
                 "budget.maxStaleSeconds: must be at most node budget / maxUnitsPerSecond = {ceiling} s \
-                 (got {value}); a longer window would let this node pass its share of the ceiling"
+                 (got {}); a longer window would let this node pass its share of the ceiling",
+                JsNumber(*value)
             ),
         }
     }
@@ -174,10 +177,10 @@ impl fmt::Display for CadenceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CadenceError::Negative { option, value } => {
-                write!(f, "{option}: must be a finite number ≥ 0 (got {value})")
+                write!(f, "{option}: must be a finite number ≥ 0 (got {})", JsNumber(*value))
             }
             CadenceError::TimeoutNotPositive { value } => {
-                write!(f, "refresh.timeoutMs: must be a finite number greater than 0 (got {value})")
+                write!(f, "refresh.timeoutMs: must be a finite number greater than 0 (got {})", JsNumber(*value))
             }
             CadenceError::MinAboveMax { min, max } => write!(
                 f,

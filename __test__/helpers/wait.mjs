@@ -1,0 +1,288 @@
+// Shared helpers for the spend-sentinel node:test suites.
+//
+// Synchronisation rule: tests wait for an *event* (an inspect call, a transition, a promise) with a
+// generous upper bound (`withTimeout`). A plain timer (`quietPeriod`) is used only to assert that
+// something does NOT happen.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const OUTCOMES = ['valid', 'invalid_credential', 'capability_missing', 'indeterminate'];
+
+/** Fast timings (api-notes): node budget 100 units, window 1 s. */
+export const FAST_BUDGET = Object.freeze({ unverifiedUnits: 100, maxUnitsPerSecond: 100 });
+export const FAST_REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 300 });
+
+/** Seed example from SPEC §1: node budget 100, window 5 s. */
+export const SEED_BUDGET = Object.freeze({ unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 });
+
+export const now = () => performance.now();
+
+/**
+ * Race `promise` against a timer; rejects with a message naming `label` when the timer wins.
+ * `label` may be a function, evaluated at timeout (to describe the state at that moment).
+ */
+export function withTimeout(promise, ms, label) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      const what = typeof label === 'function' ? label() : label;
+      reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+    }, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** ONLY for asserting absence ("nothing happens during the next `ms`"), never to wait for something. */
+export function quietPeriod(ms) {
+  return sleep(ms);
+}
+
+export function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** A promise that never settles (an authority that never answers). */
+export const never = () => new Promise(() => {});
+
+/**
+ * A scripted `authority.inspect` the test controls.
+ *
+ * `behaviour(call)` decides what one call returns (a promise, a plain value, or it throws).
+ * A string behaviour is shorthand for "resolve with this string". Every call is recorded as
+ * `{ index, startedAt, settledAt }`, concurrency is tracked, and tests can wait for calls.
+ */
+export function scriptedAuthority(initial = 'valid') {
+  let behaviour = toBehaviour(initial);
+  const calls = [];
+  const waiters = new Set();
+  let active = 0;
+  let maxConcurrent = 0;
+
+  const settle = (call) => {
+    if (call.settledAt === null) {
+      call.settledAt = now();
+      active -= 1;
+    }
+  };
+
+  function inspect() {
+    const call = { index: calls.length, startedAt: now(), settledAt: null, release: null };
+    calls.push(call);
+    active += 1;
+    maxConcurrent = Math.max(maxConcurrent, active);
+    for (const w of waiters) {
+      if (call.index >= w.index) {
+        waiters.delete(w);
+        w.resolve(call);
+      }
+    }
+    let result;
+    try {
+      result = behaviour(call);
+    } catch (err) {
+      settle(call);
+      throw err;
+    }
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      return Promise.resolve(result).finally(() => settle(call));
+    }
+    settle(call);
+    return result;
+  }
+
+  return {
+    inspect,
+    calls,
+    get callCount() {
+      return calls.length;
+    },
+    get maxConcurrent() {
+      return maxConcurrent;
+    },
+    /** Replace what future calls do. */
+    set(next) {
+      behaviour = toBehaviour(next);
+    },
+    /** Future calls stay pending until the test calls `call.release(outcome)` (see `held`). */
+    hold() {
+      behaviour = held;
+    },
+    /** Resolves with call number `index` (0-based) once it has started (at once if it already has). */
+    call(index, ms = 3000) {
+      if (calls[index]) return Promise.resolve(calls[index]);
+      const d = deferred();
+      const waiter = { index, resolve: d.resolve };
+      waiters.add(waiter);
+      return withTimeout(d.promise, ms, `inspect call #${index}`).finally(() => waiters.delete(waiter));
+    },
+    /** Resolves with the next call that starts after this moment. */
+    nextCall(ms = 3000) {
+      return this.call(calls.length, ms);
+    },
+  };
+}
+
+function toBehaviour(b) {
+  if (typeof b === 'function') return b;
+  return () => Promise.resolve(b);
+}
+
+/** Behaviour: each call stays pending until `call.release(value)` is called by the test. */
+export function held(call) {
+  const d = deferred();
+  call.release = d.resolve;
+  return d.promise;
+}
+
+/** Behaviour: answer `outcomes[i]` to call i, then use `rest` (a behaviour) for every later call. */
+export function sequence(outcomes, rest = never) {
+  const tail = toBehaviour(rest);
+  return (call) => (call.index < outcomes.length ? Promise.resolve(outcomes[call.index]) : tail(call));
+}
+
+/** Records every transition event with its arrival time and lets tests wait for one. */
+export function recordTransitions(sentinel) {
+  const events = [];
+  const waiters = new Set();
+  const remove = sentinel.onTransition((event) => {
+    // `at` (arrival time) is non-enumerable so the entry still has exactly the event's own keys.
+    const entry = Object.defineProperty({ ...event }, 'at', { value: now(), enumerable: false });
+    events.push(entry);
+    for (const w of waiters) {
+      if (w.predicate(entry)) {
+        waiters.delete(w);
+        w.resolve(entry);
+      }
+    }
+  });
+  return {
+    events,
+    remove,
+    /**
+     * Resolves with the first event (already recorded at index >= `from`, or future) that matches
+     * `match` — an object of expected fields ({ to: 'ready' }) or a predicate.
+     */
+    waitFor(match, { ms = 3000, from = 0, label } = {}) {
+      const predicate = typeof match === 'function' ? match : (e) => Object.entries(match).every(([k, v]) => e[k] === v);
+      const seen = events.slice(from).find(predicate);
+      if (seen) return Promise.resolve(seen);
+      const d = deferred();
+      const waiter = { predicate, resolve: d.resolve };
+      waiters.add(waiter);
+      const what = label ?? `transition ${typeof match === 'function' ? 'matching predicate' : JSON.stringify(match)}`;
+      const describe = () =>
+        `${what}; transitions so far: ${JSON.stringify(events)}; readiness now: ${JSON.stringify(sentinel.readiness())}`;
+      return withTimeout(d.promise, ms, describe).finally(() => waiters.delete(waiter));
+    },
+    /** Like waitFor, but only for events recorded after this call. */
+    next(match, opts = {}) {
+      return this.waitFor(match, { ...opts, from: events.length });
+    },
+  };
+}
+
+/**
+ * Creates sentinels and remembers them so `closeAll()` (run it in afterEach) closes every one,
+ * whatever assertions failed.
+ */
+export function sentinelPool(Sentinel) {
+  const open = new Set();
+  return {
+    make(options) {
+      const s = new Sentinel(options);
+      open.add(s);
+      return s;
+    },
+    closeAll() {
+      for (const s of open) {
+        try {
+          s.close();
+        } catch {
+          // a failing close is asserted where it matters; cleanup must go on
+        }
+      }
+      open.clear();
+    },
+  };
+}
+
+/** Options using the scripted authority with fast timings (window 1 s); `over` is merged per section. */
+export function fastOptions(auth, over = {}) {
+  return {
+    budget: { ...FAST_BUDGET, ...over.budget },
+    refresh: { ...FAST_REFRESH, ...over.refresh },
+    authority: { inspect: auth.inspect },
+  };
+}
+
+/** Calls `fn` expecting a throw; returns the thrown value (fails when nothing is thrown). */
+export function catchError(fn) {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the call to throw, but it returned normally');
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (bound once, then released). */
+export async function closedPort() {
+  const server = createServer();
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Runs `node <args>` in a child process; resolves with { code, signal, stdout, stderr, elapsedMs,
+ * timedOut }. A child still running after `timeoutMs` is killed (by its own pid) and reported.
+ */
+export function runNode(args, { timeoutMs = 15000, env = process.env } = {}) {
+  return new Promise((resolve, reject) => {
+    const started = now();
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, elapsedMs: now() - started, timedOut });
+    });
+  });
+}
+
+/** Resolves with the rejection reason of `promise`; fails if it resolves or stays pending past `ms`. */
+export function rejectionOf(promise, ms, label) {
+  return withTimeout(
+    Promise.resolve(promise).then(
+      (value) => {
+        throw new Error(`${label}: expected a rejection, got ${JSON.stringify(value)}`);
+      },
+      (reason) => reason,
+    ),
+    ms,
+    label,
+  );
+}

@@ -1,0 +1,202 @@
+// SPEC §7: the credential never appears in a readiness result, an event, a thrown error (its
+// message or stack), util.inspect / JSON.stringify / String of the sentinel, a configuration error,
+// or a log line. A unique credential is driven through many states and every output is scanned
+// for it and for its base64 / base64url / hex encodings.
+import { describe, test, afterEach, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
+import { startEchoAuthority } from './helpers/echo-authority.mjs';
+import {
+  FAST_BUDGET,
+  FAST_REFRESH,
+  catchError,
+  closedPort,
+  recordTransitions,
+  rejectionOf,
+  runNode,
+  sentinelPool,
+} from './helpers/wait.mjs';
+
+const { Sentinel } = createRequire(import.meta.url)('../index.js');
+
+const SECRET = `sk_live_${randomBytes(16).toString('hex')}`;
+const SECRET_ENV = `SPEND_SENTINEL_TEST_SECRET_${randomBytes(4).toString('hex').toUpperCase()}`;
+process.env[SECRET_ENV] = SECRET;
+after(() => delete process.env[SECRET_ENV]);
+
+const bytes = Buffer.from(SECRET);
+const FORMS = {
+  raw: SECRET,
+  base64: bytes.toString('base64'),
+  base64url: bytes.toString('base64url'),
+  hex: bytes.toString('hex'),
+  'base64 of the header value': Buffer.from(`Bearer ${SECRET}`).toString('base64'),
+};
+
+/** Text of anything a user could see: strings as is, everything else deeply inspected. */
+function render(value) {
+  if (typeof value === 'string') return value;
+  if (value instanceof Error) return `${value.message}\n${value.stack}\n${inspect(value, { showHidden: true, depth: 10 })}`;
+  return inspect(value, { showHidden: true, depth: 10, getters: true });
+}
+
+function assertClean(value, where) {
+  const text = render(value);
+  for (const [form, needle] of Object.entries(FORMS)) {
+    assert.ok(!text.includes(needle), `${where} leaks the credential (${form}): ${text.slice(0, 2000)}`);
+  }
+}
+
+/** Every view of a live sentinel a user might print. */
+function assertSentinelClean(sentinel, where) {
+  assertClean(sentinel.readiness(), `${where}: readiness()`);
+  assertClean(inspect(sentinel, { showHidden: true, depth: 5 }), `${where}: util.inspect(sentinel)`);
+  assertClean(inspect(sentinel, { showHidden: true, depth: 5, getters: true }), `${where}: util.inspect(sentinel, getters)`);
+  let json;
+  try {
+    json = String(JSON.stringify(sentinel));
+  } catch (err) {
+    json = err;
+  }
+  assertClean(json, `${where}: JSON.stringify(sentinel)`);
+  assertClean(String(sentinel), `${where}: String(sentinel)`);
+  assertClean(inspect(Object.getPrototypeOf(sentinel), { showHidden: true, depth: 5 }), `${where}: prototype`);
+}
+
+const pool = sentinelPool(Sentinel);
+afterEach(() => pool.closeAll());
+
+const CREDENTIAL_FORMS = [
+  ['credential', { credential: SECRET }],
+  ['credentialEnv', { credentialEnv: SECRET_ENV }],
+];
+
+function httpOptions(url, credentialForm, extra = {}) {
+  return {
+    budget: { ...FAST_BUDGET },
+    refresh: { ...FAST_REFRESH },
+    authority: { url, ...credentialForm, requiredCapability: 'metered-api', allowInsecureHttp: true, ...extra },
+  };
+}
+
+describe('the credential does not leak from a running sentinel', () => {
+  for (const [formName, credentialForm] of CREDENTIAL_FORMS) {
+    test(`${formName}: through ready, degraded, denials, stale evidence, drain and close`, async () => {
+      const authority = await startEchoAuthority();
+      try {
+        const sentinel = pool.make(httpOptions(authority.url, credentialForm));
+        const transitions = recordTransitions(sentinel);
+        assertSentinelClean(sentinel, 'just constructed');
+
+        /** Does `action`, waits for the next transition matching `match`, then scans everything. */
+        let cursor = 0; // index after the last transition waited for
+        const reach = async (label, match, action = () => {}) => {
+          action();
+          const event = await transitions.waitFor(match, { ms: 5000, from: cursor, label });
+          cursor = transitions.events.indexOf(event) + 1;
+          assertSentinelClean(sentinel, label);
+        };
+        const reply = (...args) => () => authority.reply(...args);
+        const VALID = [200, { capabilities: ['metered-api'] }];
+
+        await reach('ready', { to: 'ready' });
+        assert.ok(authority.seen.includes(`Bearer ${SECRET}`), 'test premise: the credential is sent to the authority');
+        await reach('budget_exhausted', { reason: 'budget_exhausted' }, () => assert.equal(sentinel.admit(sentinel.nodeBudgetUnits), true));
+        await reach('ledger cleared by the next valid refresh', { to: 'ready' });
+        await reach('degraded (503)', { to: 'degraded' }, reply(503, { error: 'busy' }));
+        await reach('invalid_credential (401)', { reason: 'invalid_credential' }, reply(401, { error: 'bad token' }));
+        assertClean(await rejectionOf(sentinel.whenReady({ timeoutMs: 50 }), 3000, 'whenReady timeout'), 'whenReady timeout error');
+        await reach('ready after the denial', { to: 'ready' }, reply(...VALID));
+        await reach('capability_missing', { reason: 'capability_missing' }, reply(200, { capabilities: ['other'] }));
+        await reach('ready again', { to: 'ready' }, reply(...VALID));
+        await reach('degraded (500)', { to: 'degraded' }, reply(500, { error: 'boom' }));
+        await reach('evidence_too_old', { reason: 'evidence_too_old' });
+
+        sentinel.drain();
+        assertSentinelClean(sentinel, 'draining');
+        sentinel.close();
+        assertSentinelClean(sentinel, 'closed');
+        assertClean(await rejectionOf(sentinel.whenReady({ timeoutMs: 50 }), 3000, 'whenReady after close'), 'whenReady after close error');
+        assert.ok(transitions.events.length >= 9, `saw ${transitions.events.length} transitions`);
+        assertClean(transitions.events, 'transition events');
+      } finally {
+        await authority.close();
+      }
+    });
+
+    test(`${formName}: unreachable authority (closed port)`, async () => {
+      const sentinel = pool.make(httpOptions(`http://127.0.0.1:${await closedPort()}/v1/account`, credentialForm));
+      const transitions = recordTransitions(sentinel);
+      assertSentinelClean(sentinel, 'no evidence');
+      assertClean(await rejectionOf(sentinel.whenReady({ timeoutMs: 400 }), 3000, 'whenReady timeout'), 'whenReady timeout error');
+      assertSentinelClean(sentinel, 'after several refused connections');
+      sentinel.drain();
+      assertSentinelClean(sentinel, 'draining');
+      sentinel.close();
+      assertSentinelClean(sentinel, 'closed');
+      assertClean(transitions.events, 'transition events');
+    });
+  }
+
+  test('a credential that is not a valid header value does not leak either way', async () => {
+    const port = await closedPort();
+    const options = httpOptions(`http://127.0.0.1:${port}/v1/account`, { credential: `${SECRET}\r\nx-injected: 1` });
+    let sentinel;
+    try {
+      sentinel = pool.make(options);
+    } catch (err) {
+      assertClean(err, 'config error for a credential with CR/LF');
+      return;
+    }
+    await rejectionOf(sentinel.whenReady({ timeoutMs: 200 }), 3000, 'whenReady');
+    assertSentinelClean(sentinel, 'credential with CR/LF');
+  });
+});
+
+describe('configuration errors next to the credential do not leak it', () => {
+  const url = 'https://127.0.0.1:9/v1/account';
+  const withCredential = (authorityExtra = {}, top = {}) => ({
+    budget: { ...FAST_BUDGET },
+    authority: { url, credential: SECRET, requiredCapability: 'metered-api', ...authorityExtra },
+    ...top,
+  });
+  const BAD = [
+    ['bad budget', withCredential({}, { budget: { unverifiedUnits: -1, maxUnitsPerSecond: 100 } })],
+    ['bad refresh', withCredential({}, { refresh: { timeoutMs: 0 } })],
+    ['unknown top-level key', withCredential({}, { verbose: true })],
+    ['bad header name', withCredential({ header: 'x api key' })],
+    ['bad capabilitiesPointer', withCredential({ capabilitiesPointer: 'capabilities' })],
+    ['bad caPem', withCredential({ caPem: `not a pem ${'x'.repeat(10)}` })],
+    ['http without allowInsecureHttp', withCredential({ url: 'http://127.0.0.1:9/v1/account' })],
+    ['unparsable url', withCredential({ url: 'not a url' })],
+    ['unknown authority key', withCredential({ token: 'x' })],
+    ['both url and inspect', withCredential({ inspect: async () => 'valid' })],
+    ['credential and credentialEnv', withCredential({ credentialEnv: SECRET_ENV })],
+    ['credentialEnv and a bad header', { budget: { ...FAST_BUDGET }, authority: { url, credentialEnv: SECRET_ENV, requiredCapability: 'm', header: 'a:b' } }],
+    ['allowInsecureHttp not a boolean', withCredential({ allowInsecureHttp: 'yes' })],
+    ['credential of the wrong type next to a string secret', withCredential({ credential: [SECRET] })],
+  ];
+  for (const [name, options] of BAD) {
+    test(name, () => {
+      const err = catchError(() => pool.make(options));
+      assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG', `code of: ${err.message}`);
+      assertClean(err, 'configuration error');
+    });
+  }
+});
+
+test('no log line of a child process carries the credential (RUST_LOG=trace)', async () => {
+  const child = await runNode(
+    [fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url)), 'secrets-logs', String(await closedPort())],
+    {
+      timeoutMs: 20000,
+      env: { ...process.env, SPEND_SENTINEL_CHILD_SECRET: SECRET, RUST_LOG: 'trace', RUST_BACKTRACE: 'full', DEBUG: '*' },
+    },
+  );
+  assert.equal(child.code, 0, `child exit ${child.code}; stderr: ${child.stderr.slice(0, 2000)}`);
+  assertClean(child.stdout, 'child stdout');
+  assertClean(child.stderr, 'child stderr');
+});

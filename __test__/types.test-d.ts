@@ -1,0 +1,191 @@
+// Compile-time checks of the public typings (index.d.ts). Run:
+//   npx tsc -p __test__/tsconfig.json --noEmit
+// Every `// @ts-expect-error` line must be an error; if the typings are too loose the directive is
+// unused and tsc fails with TS2578.
+import { Sentinel } from '../index.js';
+
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+type Options = ConstructorParameters<typeof Sentinel>[0];
+type Readiness = ReturnType<Sentinel['readiness']>;
+type Status = Readiness['status'];
+type Reason = Readiness['reason'];
+type Listener = Parameters<Sentinel['onTransition']>[0];
+type TransitionEvent = Parameters<Listener>[0];
+
+// ---- status and reason are exactly the SPEC §3 string unions -------------------------------------
+const statusIsExact: Equals<Status, 'ready' | 'degraded' | 'not_ready'> = true;
+const reasonIsExact: Equals<
+  Reason,
+  | 'shutting_down'
+  | 'invalid_credential'
+  | 'capability_missing'
+  | 'no_evidence'
+  | 'evidence_too_old'
+  | 'budget_exhausted'
+  | 'refresh_indeterminate'
+  | 'verified'
+> = true;
+const statusMethodIsExact: Equals<ReturnType<Sentinel['status']>, Status> = true;
+const eventStatusIsExact: Equals<TransitionEvent['from'] | TransitionEvent['to'], Status> = true;
+const eventReasonIsExact: Equals<TransitionEvent['reason'], Reason> = true;
+
+const ready: Status = 'ready';
+const degraded: Status = 'degraded';
+const notReady: Status = 'not_ready';
+// @ts-expect-error not a status
+const healthy: Status = 'healthy';
+// @ts-expect-error statuses are snake_case strings
+const camel: Status = 'notReady';
+// @ts-expect-error not a reason
+const timeoutReason: Reason = 'timeout';
+
+function describeReason(reason: Reason): string {
+  switch (reason) {
+    case 'shutting_down':
+    case 'invalid_credential':
+    case 'capability_missing':
+    case 'no_evidence':
+    case 'evidence_too_old':
+    case 'budget_exhausted':
+      return 'not ready';
+    case 'refresh_indeterminate':
+      return 'degraded';
+    case 'verified':
+      return 'ready';
+    default: {
+      const unreachable: never = reason;
+      return unreachable;
+    }
+  }
+}
+
+// ---- options ---------------------------------------------------------------------------------------
+/** An inspect function whose type does not rely on contextual typing (used where that is not the point). */
+const answerValid = async (): Promise<'valid'> => 'valid';
+
+// The natural form from SPEC §6, "an async JavaScript function returning one of the four outcome
+// strings", must compile as written:
+const inspectOptions: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2, maxStaleSeconds: 5 },
+  refresh: { minIntervalMs: 1500, maxIntervalMs: 2500, timeoutMs: 2000 },
+  authority: { inspect: async () => 'valid' },
+};
+const everyOutcome: Options['authority'][] = [
+  { inspect: async () => 'valid' },
+  { inspect: async () => 'invalid_credential' },
+  { inspect: async () => 'capability_missing' },
+  { inspect: async () => 'indeterminate' },
+];
+const httpOptions: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20, share: 0.25 },
+  authority: {
+    url: 'https://accounts.example.com/v1/account',
+    credentialEnv: 'ACCOUNT_API_KEY',
+    requiredCapabilities: ['metered-api', 'gpu'],
+    capabilitiesPointer: '/plan/capabilities',
+    header: 'x-api-key',
+    scheme: '',
+    allowInsecureHttp: false,
+    caPem: '-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n',
+  },
+};
+const minimalHttp: Options = {
+  budget: { unverifiedUnits: 1000, maxUnitsPerSecond: 100 },
+  authority: { url: 'https://accounts.example.com/v1/account', credential: 'secret', requiredCapability: 'metered-api' },
+};
+
+const badUnits: Options = {
+  // @ts-expect-error unverifiedUnits is a number
+  budget: { unverifiedUnits: '200', maxUnitsPerSecond: 20 },
+  authority: { inspect: answerValid },
+};
+const badTimeout: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20 },
+  // @ts-expect-error timeoutMs is a number
+  refresh: { timeoutMs: '2000' },
+  authority: { inspect: answerValid },
+};
+const badInsecure: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20 },
+  authority: {
+    url: 'http://127.0.0.1:8080/',
+    credential: 'secret',
+    requiredCapability: 'metered-api',
+    // @ts-expect-error allowInsecureHttp is a boolean
+    allowInsecureHttp: 'yes',
+  },
+};
+const badCapabilities: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20 },
+  authority: {
+    url: 'https://accounts.example.com/v1/account',
+    credential: 'secret',
+    // @ts-expect-error requiredCapabilities is a string array
+    requiredCapabilities: [1, 2],
+  },
+};
+const badOutcome: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20 },
+  // @ts-expect-error inspect must resolve to one of the four outcomes
+  authority: { inspect: async () => 'ok' },
+};
+const unknownKey: Options = {
+  budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20 },
+  authority: { inspect: answerValid },
+  // @ts-expect-error unknown option
+  retries: 3,
+};
+// @ts-expect-error budget is required
+const noBudget: Options = { authority: { inspect: answerValid } };
+// @ts-expect-error options are required
+new Sentinel();
+
+// ---- instance API ---------------------------------------------------------------------------------
+function useSentinel(sentinel: Sentinel): void {
+  const admitted: boolean = sentinel.admit();
+  const admittedMany: boolean = sentinel.admit(2.5);
+  // @ts-expect-error units is a number
+  sentinel.admit('1');
+
+  const r: Readiness = sentinel.readiness();
+  const status: Status = r.status;
+  const reason: Reason = r.reason;
+  const age: number | null = r.evidenceAgeSeconds;
+  // @ts-expect-error the age is null before the first valid refresh
+  const ageNumber: number = r.evidenceAgeSeconds;
+  const httpStatus: number = r.httpStatus;
+  // @ts-expect-error no such status, so this comparison can never be true
+  if (r.status === 'readyy') describeReason(r.reason);
+
+  const cheap: Status = sentinel.status();
+  const ledger: number = sentinel.unverifiedUnits;
+  const nodeBudget: number = sentinel.nodeBudgetUnits;
+  const window: number = sentinel.staleWindowSeconds;
+  // @ts-expect-error read-outs are read-only
+  sentinel.unverifiedUnits = 0;
+
+  const waiting: Promise<Readiness> = sentinel.whenReady({ timeoutMs: 1000 });
+  // @ts-expect-error timeoutMs is a number
+  sentinel.whenReady({ timeoutMs: '1000' });
+
+  const remove: () => void = sentinel.onTransition((event) => {
+    const from: Status = event.from;
+    const to: Status = event.to;
+    const why: Reason = event.reason;
+    const eventAge: number | null = event.evidenceAgeSeconds;
+    // @ts-expect-error a transition has no credential field
+    event.credential;
+  });
+  remove();
+
+  sentinel.drain();
+  sentinel.close();
+}
+
+export {
+  statusIsExact, reasonIsExact, statusMethodIsExact, eventStatusIsExact, eventReasonIsExact,
+  ready, degraded, notReady, healthy, camel, timeoutReason, describeReason,
+  inspectOptions, everyOutcome, httpOptions, minimalHttp,
+  badUnits, badTimeout, badInsecure, badCapabilities, badOutcome, unknownKey, noBudget, useSentinel,
+};
