@@ -149,37 +149,42 @@ impl<'a> Section<'a> {
         join(&self.path, key)
     }
 
-    fn number(&self, key: &str) -> Result<Option<f64>, ConfigError> {
-        match self.get(key) {
-            RawValue::Undefined => Ok(None),
-            RawValue::Number(n) => Ok(Some(*n)),
-            other => Err(error(
-                &self.path_of(key),
-                format!("must be a number (got {})", other.type_name()),
-            )),
+    /// An optional member of one type: `None` when absent, an error naming `expected` otherwise.
+    fn typed<T>(
+        &self,
+        key: &str,
+        expected: &str,
+        extract: impl FnOnce(&'a RawValue) -> Option<T>,
+    ) -> Result<Option<T>, ConfigError> {
+        let value = self.get(key);
+        if matches!(value, RawValue::Undefined) {
+            return Ok(None);
         }
+        extract(value).map(Some).ok_or_else(|| {
+            let rule = format!("must be {expected} (got {})", value.type_name());
+            error(&self.path_of(key), rule)
+        })
+    }
+
+    fn number(&self, key: &str) -> Result<Option<f64>, ConfigError> {
+        self.typed(key, "a number", |v| match v {
+            RawValue::Number(n) => Some(*n),
+            _ => None,
+        })
     }
 
     fn string(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
-        match self.get(key) {
-            RawValue::Undefined => Ok(None),
-            RawValue::String(s) => Ok(Some(s)),
-            other => Err(error(
-                &self.path_of(key),
-                format!("must be a string (got {})", other.type_name()),
-            )),
-        }
+        self.typed(key, "a string", |v| match v {
+            RawValue::String(s) => Some(s.as_str()),
+            _ => None,
+        })
     }
 
     fn boolean(&self, key: &str) -> Result<Option<bool>, ConfigError> {
-        match self.get(key) {
-            RawValue::Undefined => Ok(None),
-            RawValue::Bool(b) => Ok(Some(*b)),
-            other => Err(error(
-                &self.path_of(key),
-                format!("must be a boolean (got {})", other.type_name()),
-            )),
-        }
+        self.typed(key, "a boolean", |v| match v {
+            RawValue::Bool(b) => Some(*b),
+            _ => None,
+        })
     }
 
     fn section(&self, key: &str, known: &[&str]) -> Result<Option<Section<'a>>, ConfigError> {

@@ -129,10 +129,19 @@ mod tests {
     }
 
     fn read(evidence: &Evidence, now: Duration) -> Readiness {
+        read_with(evidence, now, false, false)
+    }
+
+    fn read_with(
+        evidence: &Evidence,
+        now: Duration,
+        shutting_down: bool,
+        budget_spent: bool,
+    ) -> Readiness {
         evaluate(ReadinessInputs {
-            shutting_down: false,
+            shutting_down,
             evidence,
-            budget_spent: false,
+            budget_spent,
             stale_window: W,
             now,
         })
@@ -149,13 +158,7 @@ mod tests {
     #[test]
     fn rule1_shutting_down_beats_everything() {
         let evidence = evidence_of(&[(Outcome::InvalidCredential, 0.0)]);
-        let readiness = evaluate(ReadinessInputs {
-            shutting_down: true,
-            evidence: &evidence,
-            budget_spent: true,
-            stale_window: W,
-            now: at(1.0),
-        });
+        let readiness = read_with(&evidence, at(1.0), true, true);
         assert_eq!(
             (readiness.status, readiness.reason),
             (Status::NotReady, Reason::ShuttingDown)
@@ -210,13 +213,7 @@ mod tests {
     #[test]
     fn rule6_budget_spent_beats_degraded() {
         let evidence = evidence_of(&[(Outcome::Valid, 0.0), (Outcome::Indeterminate, 1.0)]);
-        let readiness = evaluate(ReadinessInputs {
-            shutting_down: false,
-            evidence: &evidence,
-            budget_spent: true,
-            stale_window: W,
-            now: at(1.0),
-        });
+        let readiness = read_with(&evidence, at(1.0), false, true);
         assert_eq!(
             (readiness.status, readiness.reason),
             (Status::NotReady, Reason::BudgetExhausted)

@@ -1,0 +1,37 @@
+// The package as users load it: CJS and ESM entry points, the per-platform package, and a
+// sentinel that is garbage-collected without close().
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { runNode } from './helpers/wait.mjs';
+
+const require = createRequire(import.meta.url);
+const root = new URL('../', import.meta.url);
+const json = (path) => JSON.parse(readFileSync(new URL(path, root), 'utf8'));
+
+test('require and import by package name expose the same Sentinel', async () => {
+  const cjs = require('spend-sentinel');
+  const esm = await import('spend-sentinel');
+  assert.equal(typeof cjs.Sentinel, 'function');
+  assert.equal(esm.Sentinel, cjs.Sentinel);
+  assert.equal(typeof esm.nativeNoop, 'function');
+});
+
+test('the linux-x64-gnu package is the one the loader falls back to', () => {
+  const platform = json('npm/linux-x64-gnu/package.json');
+  const loader = readFileSync(new URL('index.js', root), 'utf8');
+  assert.ok(loader.includes(`require('${platform.name}')`), `index.js requires ${platform.name}`);
+  assert.equal(platform.version, json('package.json').version);
+  assert.equal(platform.main, `${json('package.json').napi.binaryName}.linux-x64-gnu.node`);
+  assert.deepEqual([platform.os, platform.cpu, platform.libc], [['linux'], ['x64'], ['glibc']]);
+});
+
+test('a sentinel collected without close() stops refreshing', async () => {
+  const fixture = new URL('fixtures/collected.mjs', import.meta.url).pathname;
+  const run = await runNode(['--expose-gc', fixture], { timeoutMs: 20_000 });
+  assert.equal(run.code, 0, run.stderr);
+  const { afterCollection, later } = JSON.parse(run.stdout);
+  assert.ok(afterCollection >= 1);
+  assert.equal(later, afterCollection, 'no inspect call after the sentinel was collected');
+});
