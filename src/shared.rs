@@ -9,7 +9,6 @@ use parking_lot::Mutex;
 use tokio::sync::{watch, Notify};
 
 use crate::clock;
-use crate::rules::guard::Lifecycle;
 use crate::rules::{Cadence, Guard, Readiness};
 
 pub struct Shared {
@@ -73,10 +72,6 @@ impl Shared {
 
     pub fn closed_flag(&self) -> Arc<AtomicBool> {
         self.closed.clone()
-    }
-
-    pub fn lifecycle(&self) -> Lifecycle {
-        self.with_guard(|guard| guard.lifecycle())
     }
 
     /// Resolves once `close()` has been called.
