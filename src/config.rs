@@ -66,16 +66,6 @@ fn error(path: &str, rule: impl Into<String>) -> ConfigError {
     }
 }
 
-/// Errors of the budget and cadence rules already read "path: rule".
-fn from_rule_error(option: &str, err: impl fmt::Display) -> ConfigError {
-    let message = err.to_string();
-    let rule = message
-        .strip_prefix(&format!("{option}: "))
-        .unwrap_or(&message)
-        .to_owned();
-    error(option, rule)
-}
-
 #[derive(Debug, Clone)]
 pub struct Config {
     pub budget: Budget,
@@ -278,7 +268,7 @@ fn parse_budget(top: &Section<'_>) -> Result<Budget, ConfigError> {
         share: budget.number("share")?,
         max_stale_seconds: budget.number("maxStaleSeconds")?,
     };
-    compute_budget(&input).map_err(|e| from_rule_error(e.option(), &e))
+    compute_budget(&input).map_err(|e| error(e.option(), e.rule()))
 }
 
 fn parse_cadence(top: &Section<'_>, budget: &Budget) -> Result<Cadence, ConfigError> {
@@ -290,7 +280,7 @@ fn parse_cadence(top: &Section<'_>, budget: &Budget) -> Result<Cadence, ConfigEr
             timeout_ms: refresh.number("timeoutMs")?,
         },
     };
-    compute_cadence(&input, budget.stale_window).map_err(|e| from_rule_error(e.option(), &e))
+    compute_cadence(&input, budget.stale_window).map_err(|e| error(e.option(), e.rule()))
 }
 
 fn parse_authority(

@@ -53,29 +53,40 @@ impl BudgetError {
     }
 }
 
-impl fmt::Display for BudgetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl BudgetError {
+    /// The rule broken, without the option path (see [`BudgetError::option`]).
+    pub fn rule(&self) -> String {
         match self {
-            BudgetError::NotPositive { option, value } => {
-                write!(f, "{option}: must be a finite number greater than 0 (got {})", JsNumber(*value))
+            BudgetError::NotPositive { value, .. } => {
+                format!(
+                    "must be a finite number greater than 0 (got {})",
+                    JsNumber(*value)
+                )
             }
             BudgetError::NodesNotWhole { value } => {
-                write!(f, "budget.nodes: must be a whole number ≥ 1 (got {})", JsNumber(*value))
+                format!("must be a whole number ≥ 1 (got {})", JsNumber(*value))
             }
             BudgetError::ShareOutOfRange { value } => {
-                write!(f, "budget.share: must be greater than 0 and at most 1 (got {})", JsNumber(*value))
+                format!(
+                    "must be greater than 0 and at most 1 (got {})",
+                    JsNumber(*value)
+                )
             }
-            BudgetError::NodesAndShare => write!(
-                f,
-                "budget.share: give either budget.nodes or budget.share, not both"
-            ),
-            BudgetError::MaxStaleAboveCeiling { value, ceiling } => write!(
-                f,
-                "budget.maxStaleSeconds: must be at most node budget / maxUnitsPerSecond = {ceiling} s \
+            BudgetError::NodesAndShare => {
+                "give either budget.nodes or budget.share, not both".to_owned()
+            }
+            BudgetError::MaxStaleAboveCeiling { value, ceiling } => format!(
+                "must be at most node budget / maxUnitsPerSecond = {ceiling} s \
                  (got {}); a longer window would let this node pass its share of the ceiling",
                 JsNumber(*value)
             ),
         }
+    }
+}
+
+impl fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.option(), self.rule())
     }
 }
 
@@ -173,26 +184,31 @@ impl CadenceError {
     }
 }
 
-impl fmt::Display for CadenceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl CadenceError {
+    /// The rule broken, without the option path (see [`CadenceError::option`]).
+    pub fn rule(&self) -> String {
         match self {
-            CadenceError::Negative { option, value } => {
-                write!(f, "{option}: must be a finite number ≥ 0 (got {})", JsNumber(*value))
+            CadenceError::Negative { value, .. } => {
+                format!("must be a finite number ≥ 0 (got {})", JsNumber(*value))
             }
             CadenceError::TimeoutNotPositive { value } => {
-                write!(f, "refresh.timeoutMs: must be a finite number greater than 0 (got {})", JsNumber(*value))
+                format!("must be a finite number greater than 0 (got {})", JsNumber(*value))
             }
-            CadenceError::MinAboveMax { min, max } => write!(
-                f,
-                "refresh.minIntervalMs: must be at most refresh.maxIntervalMs ({min} > {max})"
+            CadenceError::MinAboveMax { min, max } => format!(
+                "must be at most refresh.maxIntervalMs ({min} > {max})"
             ),
-            CadenceError::CannotFitWindow { max_interval_ms, timeout_ms, window_ms } => write!(
-                f,
-                "refresh.maxIntervalMs: maxIntervalMs + timeoutMs ({max_interval_ms} + {timeout_ms}) \
+            CadenceError::CannotFitWindow { max_interval_ms, timeout_ms, window_ms } => format!(
+                "maxIntervalMs + timeoutMs ({max_interval_ms} + {timeout_ms}) \
                  must be less than the stale window ({window_ms} ms), or healthy evidence could expire \
                  between two refreshes"
             ),
         }
+    }
+}
+
+impl fmt::Display for CadenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.option(), self.rule())
     }
 }
 
