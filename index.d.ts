@@ -39,6 +39,12 @@ export declare class Sentinel {
    * (Each instance carries a faster own copy of this method.)
    */
   admit(units?: number): boolean
+  /**
+   * Why `admit(units)` would refuse now, or `null` when it would admit; for the body of a
+   * refusal. Unlike `readiness().reason` it looks through draining, as admission does, and
+   * says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
+   */
+  refusalReason(units?: number): ReadinessReason | null
   /** Units admitted after the current evidence time (the unverified exposure). */
   get unverifiedUnits(): number
   /** b × share: the most this node admits on unverified evidence. */

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use tokio::sync::{watch, Notify};
 
 use crate::clock;
-use crate::rules::{Cadence, Guard, Readiness};
+use crate::rules::{Cadence, Guard, Readiness, Reason};
 
 pub struct Shared {
     guard: Mutex<Guard>,
@@ -51,6 +51,10 @@ impl Shared {
             self.changed.notify_one();
         }
         admitted
+    }
+
+    pub fn refusal_reason(&self, units: f64) -> Option<Reason> {
+        self.with_guard(|guard| guard.refusal_reason(units, clock::now()))
     }
 
     pub fn drain(&self) {

@@ -12,7 +12,9 @@ use super::errors::{self, Kind};
 use super::events::{EventsHandle, JsEvents};
 use super::hot_path;
 use super::options::to_raw;
-use super::types::{Readiness, ReadinessStatus, TransitionEvent, WhenReadyOptions};
+use super::types::{
+    Readiness, ReadinessReason, ReadinessStatus, TransitionEvent, WhenReadyOptions,
+};
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
@@ -110,6 +112,19 @@ impl Sentinel {
     pub fn admit(&self, env: Env, units: Option<Unknown>) -> Result<bool> {
         let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
         Ok(self.shared.admit(units))
+    }
+
+    /// Why `admit(units)` would refuse now, or `null` when it would admit; for the body of a
+    /// refusal. Unlike `readiness().reason` it looks through draining, as admission does, and
+    /// says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
+    #[napi(ts_args_type = "units?: number")]
+    pub fn refusal_reason(
+        &self,
+        env: Env,
+        units: Option<Unknown>,
+    ) -> Result<Option<ReadinessReason>> {
+        let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
+        Ok(self.shared.refusal_reason(units).map(Into::into))
     }
 
     /// Units admitted after the current evidence time (the unverified exposure).

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::evidence::{Evidence, Outcome};
 use super::ledger::Ledger;
-use super::readiness::{evaluate, Readiness, ReadinessInputs};
+use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason};
 use super::window::Budget;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,19 +64,29 @@ impl Guard {
         })
     }
 
-    /// SPEC §4: admits `units` (already checked by [`super::ledger::check_units`]) when the
-    /// sentinel is open, readiness without the draining rule admits, and the units fit the
-    /// node budget. A refusal changes nothing.
+    /// SPEC §4: admits `units` (already checked by [`super::ledger::check_units`]) when
+    /// [`Guard::refusal_reason`] finds nothing against it. A refusal changes nothing.
     pub fn admit(&mut self, units: f64, now: Duration) -> bool {
-        if self.lifecycle == Lifecycle::Closed {
-            return false;
-        }
-        let admits = self.evaluate_at(now, false).status.admits();
-        if !admits || !self.ledger.fits(units, self.budget.node_budget_units) {
+        if self.refusal_reason(units, now).is_some() {
             return false;
         }
         self.ledger.add(units);
         true
+    }
+
+    /// Why `admit(units)` would refuse at `now`, or `None` when it would admit. Admission
+    /// refuses when the sentinel is closed, when readiness without the draining rule does not
+    /// admit (its reason), or when the units do not fit the node budget (`budget_exhausted`,
+    /// even while readiness still says `verified`).
+    pub fn refusal_reason(&self, units: f64, now: Duration) -> Option<Reason> {
+        if self.lifecycle == Lifecycle::Closed {
+            return Some(Reason::ShuttingDown);
+        }
+        let readiness = self.evaluate_at(now, false);
+        if !readiness.status.admits() {
+            return Some(readiness.reason);
+        }
+        (!self.ledger.fits(units, self.budget.node_budget_units)).then_some(Reason::BudgetExhausted)
     }
 
     /// Call just before the refresh request goes out; `None` once closed (no refresh may start).
@@ -258,6 +268,31 @@ mod tests {
         guard.refresh_answered(in_flight, Outcome::InvalidCredential);
         assert_eq!(guard.readiness(ms(20)).reason, Reason::ShuttingDown);
         assert_eq!(guard.lifecycle(), Lifecycle::Closed);
+    }
+
+    #[test]
+    fn refusal_reason_names_what_admission_sees_even_while_draining() {
+        let mut guard = seed_guard();
+        assert_eq!(guard.refusal_reason(1.0, ms(0)), Some(Reason::NoEvidence));
+        verified_at(&mut guard, ms(0));
+        assert_eq!(guard.refusal_reason(100.0, ms(1)), None);
+        assert!(guard.admit(60.0, ms(1)));
+        assert_eq!(
+            guard.refusal_reason(41.0, ms(2)),
+            Some(Reason::BudgetExhausted),
+            "readiness still says verified, but 41 more units do not fit"
+        );
+        assert_eq!(guard.readiness(ms(2)).reason, Reason::Verified);
+        guard.drain();
+        assert_eq!(
+            guard.refusal_reason(1.0, ms(5000)),
+            Some(Reason::EvidenceTooOld)
+        );
+        guard.close();
+        assert_eq!(
+            guard.refusal_reason(1.0, ms(10)),
+            Some(Reason::ShuttingDown)
+        );
     }
 
     /// One step of a random interleaving for the property test.

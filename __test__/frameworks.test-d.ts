@@ -1,0 +1,34 @@
+// Compile-time checks of spend-sentinel/express and spend-sentinel/fastify typings, written the
+// way the README wires them. Each `// @ts-expect-error` must be an error (else TS2578 fails tsc).
+import express from 'express';
+import Fastify from 'fastify';
+import { Sentinel } from 'spend-sentinel';
+import { probes, admission, gracefulShutdown } from 'spend-sentinel/express';
+import spendSentinel from 'spend-sentinel/fastify';
+
+declare const sentinel: Sentinel;
+
+const app = express();
+app.use(probes(sentinel, { readyPath: '/healthz/ready', checks: { db: async () => true }, checkTimeoutMs: 200 }));
+app.post('/v1/generate', admission(sentinel, { units: (req) => Number(req.get('x-units') ?? 1) }), (_req, res) => {
+  res.json({ ok: true });
+});
+const server = app.listen(0);
+const handle = gracefulShutdown(server, sentinel, { drainDelayMs: 5000, timeoutMs: 30_000, signals: ['SIGTERM'] });
+const done: Promise<void> = handle.shutdown();
+void done;
+handle.dispose();
+// @ts-expect-error units must be a number or a function of the request
+admission(sentinel, { units: 'one' });
+// @ts-expect-error signals are signal names
+gracefulShutdown(server, sentinel, { signals: ['TERM'] });
+
+async function fastifyWiring() {
+  const f = Fastify();
+  await f.register(spendSentinel, { sentinel, livePath: '/livez', logLevel: 'error' });
+  f.post('/v1/generate', { preHandler: spendSentinel.admission(sentinel, { units: 2 }) }, async () => ({ ok: true }));
+  spendSentinel.gracefulShutdown(f, sentinel, { drainDelayMs: 0 });
+  // @ts-expect-error the plugin needs its sentinel
+  await f.register(spendSentinel, { readyPath: '/r' });
+}
+void fastifyWiring;

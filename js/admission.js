@@ -1,0 +1,60 @@
+'use strict';
+// The admission guard for routes that record usage, independent of any framework: it asks
+// `sentinel.admit(units)` and, on a refusal, describes the 503 to send.
+
+const { readOptions, checkSentinel } = require('./options');
+
+const ADMISSION_OPTIONS = {
+  units: readUnits,
+  retryAfterSeconds: readRetryAfter,
+};
+
+/** `units`: a function of the request (default: every request is 1 unit) or a fixed number. */
+function readUnits(value, fail) {
+  if (value === undefined) return () => 1;
+  if (typeof value === 'function') return value;
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return () => value;
+  fail('must be a function (req) => units, or a finite number ≥ 0');
+}
+
+function readRetryAfter(value, fail) {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1) fail('must be a whole number of seconds ≥ 1');
+  return value;
+}
+
+/**
+ * Returns `decide(req)`: `null` when the request's units were admitted (they are now in the
+ * ledger), otherwise the refusal `{ statusCode: 503, headers, body }`. A `units` function that
+ * throws, or returns something `admit` refuses as an argument, throws out of `decide`: that is a
+ * bug in the caller, and the framework's error handler should see it.
+ */
+function createAdmission(where, sentinel, options) {
+  checkSentinel(where, sentinel);
+  const config = readOptions(where, options, ADMISSION_OPTIONS);
+  return function decide(req) {
+    const units = config.units(req);
+    if (sentinel.admit(units)) return null;
+    return refusal(sentinel, units, config.retryAfterSeconds);
+  };
+}
+
+function refusal(sentinel, units, retryAfterSeconds) {
+  // The state may have changed since admit() said no; then readiness says why it was refused.
+  const reason = sentinel.refusalReason(units) ?? sentinel.readiness().reason;
+  return {
+    statusCode: 503,
+    headers: { 'retry-after': String(retryAfterSeconds ?? defaultRetryAfter(sentinel)) },
+    body: { error: 'not_admitted', reason },
+  };
+}
+
+/**
+ * Half the stale window, at least 1 s: with the default cadence (a refresh every 0.3–0.5 w) a
+ * fresh refresh has landed by then, which is what ends every temporary refusal.
+ */
+function defaultRetryAfter(sentinel) {
+  return Math.max(1, Math.ceil(sentinel.staleWindowSeconds / 2));
+}
+
+module.exports = { createAdmission, defaultRetryAfter };

@@ -1,0 +1,59 @@
+// Types shared by spend-sentinel/express and spend-sentinel/fastify.
+import type { Sentinel, ReadinessReason } from '../index';
+
+/** Options of the three probe routes (`probes()` for Express, the Fastify plugin). */
+export interface ProbeOptions {
+  /** Readiness probe path (SPEC §3 body, 200/503). Default `/ready`. */
+  readyPath?: string;
+  /** Liveness probe path. Default `/live`. */
+  livePath?: string;
+  /** Startup probe path. Default `/startup`. */
+  startupPath?: string;
+  /** Reported by `/live`. Default: `RELEASE_SHA` from the environment, else `"dev"`. */
+  release?: string;
+  /** `/live` answers 503 `wedged` when the event loop ran later than this, ms. Default 1000. */
+  maxEventLoopDelayMs?: number;
+  /** The event-loop delay is judged over the last interval of this length, ms (≥ 50). Default 1000. */
+  eventLoopSampleMs?: number;
+  /**
+   * `/live?deep=1` runs these and reports `"ok" | "timeout" | "error"` for each; a check fails
+   * when it throws, rejects or resolves to `false`. Never changes the status code.
+   */
+  checks?: Record<string, () => unknown | Promise<unknown>>;
+  /** Bound on each deep check, ms. Default 500. */
+  checkTimeoutMs?: number;
+}
+
+/** Options of the admission guard. */
+export interface AdmissionOptions<Req> {
+  /** Units this request records (default 1): a function of the request, or a fixed number. */
+  units?: ((req: Req) => number) | number;
+  /** `Retry-After` of a refusal, seconds. Default: half the stale window, at least 1. */
+  retryAfterSeconds?: number;
+}
+
+/** Body of a refused admission (status 503). */
+export interface NotAdmittedBody {
+  error: 'not_admitted';
+  reason: ReadinessReason;
+}
+
+export interface GracefulShutdownOptions {
+  /** Pause between `drain()` and closing the server, so load balancers stop routing here. Default 5000. */
+  drainDelayMs?: number;
+  /** Longest wait for in-flight requests before their connections are cut, ms. Default 30000. */
+  timeoutMs?: number;
+  /** Signals that start the shutdown; a second one exits at once (code 1). Default SIGTERM, SIGINT. */
+  signals?: NodeJS.Signals[];
+  /** Exit the process (code 0) when done. Default true. */
+  exit?: boolean;
+}
+
+export interface ShutdownHandle {
+  /** Runs the shutdown now (as the first signal would); resolves when it is done. */
+  shutdown(): Promise<void>;
+  /** Removes the signal handlers. */
+  dispose(): void;
+}
+
+export type { Sentinel };

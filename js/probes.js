@@ -1,0 +1,198 @@
+'use strict';
+// What the three probes answer, independent of any framework: express.js and fastify.js only
+// route requests here and write the `{ statusCode, body }` they get back.
+//
+// The rules a probe must keep (issue #3): /ready only reads memory; /live never depends on the
+// authority and never on draining, only on this process being able to run its event loop;
+// /startup latches once the sentinel has first served. No probe returns error text.
+
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { readOptions, checkSentinel, milliseconds, path, optionalString } = require('./options');
+
+/** Event-loop delay is sampled by a libuv timer at this period (Node's default resolution). */
+const LOOP_RESOLUTION_MS = 10;
+
+const PROBE_OPTIONS = {
+  readyPath: path('/ready'),
+  livePath: path('/live'),
+  startupPath: path('/startup'),
+  release: optionalString,
+  maxEventLoopDelayMs: milliseconds(1000, { min: 1 }),
+  eventLoopSampleMs: milliseconds(1000, { min: 50 }),
+  checks: readChecks,
+  checkTimeoutMs: milliseconds(500, { min: 1 }),
+};
+
+function readChecks(value, fail) {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fail('must be an object of { name: async () => {} } functions');
+  }
+  for (const [name, check] of Object.entries(value)) {
+    if (typeof check !== 'function') fail(`member "${name}" must be a function`);
+  }
+  return { ...value };
+}
+
+/**
+ * Parses the probe options once and starts the event-loop monitor. `extra` lets a framework
+ * adapter accept a few options of its own (returned parsed alongside).
+ */
+function createProbes(where, sentinel, options, extra = {}) {
+  checkSentinel(where, sentinel);
+  const config = readOptions(where, options, { ...PROBE_OPTIONS, ...extra });
+  const paths = [config.readyPath, config.livePath, config.startupPath];
+  if (new Set(paths).size !== paths.length) {
+    throw Object.assign(new TypeError(`${where}: readyPath, livePath, startupPath: must be three different paths`), {
+      code: 'ERR_SPEND_SENTINEL_CONFIG',
+    });
+  }
+  const release = config.release ?? (process.env.RELEASE_SHA || 'dev');
+  const loop = new LoopDelayMonitor(config.eventLoopSampleMs);
+  const startup = new StartupLatch(sentinel);
+  const deep = new DeepChecks(config.checks, config.checkTimeoutMs);
+
+  const probes = {
+    config,
+    /** Which probe a request path asks for: 'ready' | 'live' | 'startup' | undefined. */
+    route(pathname) {
+      if (pathname === config.readyPath) return 'ready';
+      if (pathname === config.livePath) return 'live';
+      if (pathname === config.startupPath) return 'startup';
+      return undefined;
+    },
+    ready: () => readinessAnswer(sentinel),
+    /** Synchronous unless `deep`, then a promise (the checks run, each bounded). */
+    live(isDeep) {
+      const answer = livenessAnswer(loop.delayMs(), config.maxEventLoopDelayMs, release);
+      if (!isDeep) return answer;
+      return deep.run().then((checks) => ({ statusCode: answer.statusCode, body: { ...answer.body, checks } }));
+    },
+    startup: () => startupAnswer(startup.started()),
+    /** Stops the monitor and forgets the sentinel's listener (Fastify calls it on close). */
+    close() {
+      loop.stop();
+      startup.stop();
+    },
+  };
+  return probes;
+}
+
+/** SPEC §3: exactly three keys, 200 for ready/degraded, 503 for not_ready. */
+function readinessAnswer(sentinel) {
+  const r = sentinel.readiness();
+  return {
+    statusCode: r.httpStatus,
+    body: { status: r.status, evidence_age_seconds: r.evidenceAgeSeconds, reason: r.reason },
+  };
+}
+
+/** Alive unless the event loop was recently blocked for longer than the limit. */
+function livenessAnswer(delayMs, maxDelayMs, release) {
+  if (delayMs > maxDelayMs) return { statusCode: 503, body: { status: 'wedged' } };
+  return { statusCode: 200, body: { status: 'alive', release } };
+}
+
+function startupAnswer(started) {
+  return started ? { statusCode: 200, body: { status: 'started' } } : { statusCode: 503, body: { status: 'starting' } };
+}
+
+/**
+ * The worst event-loop delay over the last complete sampling interval and the one in progress.
+ * Reading both means a block stays visible for at least one whole interval after it ends,
+ * whenever in the interval it happened.
+ */
+class LoopDelayMonitor {
+  constructor(sampleMs) {
+    this.histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+    this.histogram.enable();
+    this.previousMaxNs = 0;
+    this.timer = setInterval(() => {
+      this.previousMaxNs = this.histogram.max;
+      this.histogram.reset();
+    }, sampleMs);
+    this.timer.unref(); // a probe must never keep the process alive
+  }
+
+  /** Milliseconds the loop ran late beyond the sampling resolution (0 when healthy). */
+  delayMs() {
+    const worstNs = Math.max(this.previousMaxNs, this.histogram.max);
+    return Math.max(0, worstNs / 1e6 - LOOP_RESOLUTION_MS);
+  }
+
+  stop() {
+    clearInterval(this.timer);
+    this.histogram.disable();
+  }
+}
+
+/** Becomes true for good once the sentinel has been `ready` or `degraded`. */
+class StartupLatch {
+  constructor(sentinel) {
+    this.sentinel = sentinel;
+    this.isStarted = sentinel.isServing();
+    this.removeListener = null;
+    if (!this.isStarted) {
+      // The listener catches a short-lived `ready` that no /startup request happened to see.
+      this.removeListener = sentinel.onTransition((event) => {
+        if (event.to !== 'not_ready') this.latch();
+      });
+    }
+  }
+
+  started() {
+    if (!this.isStarted && this.sentinel.isServing()) this.latch();
+    return this.isStarted;
+  }
+
+  latch() {
+    this.isStarted = true;
+    this.stop();
+  }
+
+  stop() {
+    const remove = this.removeListener;
+    this.removeListener = null;
+    // Deferred: this may run inside the sentinel's own listener loop.
+    if (remove) queueMicrotask(remove);
+  }
+}
+
+/**
+ * Runs `/live?deep=1` checks: all at once, each bounded by `timeoutMs`. Concurrent deep probes
+ * share one run, so a probe storm cannot multiply the load on the dependencies checked.
+ * A check passes when it resolves to anything but `false`; its error text is never returned.
+ */
+class DeepChecks {
+  constructor(checks, timeoutMs) {
+    this.checks = Object.entries(checks);
+    this.timeoutMs = timeoutMs;
+    this.inFlight = null;
+  }
+
+  run() {
+    if (!this.inFlight) {
+      this.inFlight = Promise.all(this.checks.map(([name, check]) => this.runOne(check).then((result) => [name, result])))
+        .then(Object.fromEntries)
+        .finally(() => {
+          this.inFlight = null;
+        });
+    }
+    return this.inFlight;
+  }
+
+  runOne(check) {
+    let timer;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(resolve, this.timeoutMs, 'timeout');
+      timer.unref();
+    });
+    const outcome = new Promise((resolve) => resolve(check())).then(
+      (value) => (value === false ? 'error' : 'ok'),
+      () => 'error',
+    );
+    return Promise.race([outcome, timeout]).finally(() => clearTimeout(timer));
+  }
+}
+
+module.exports = { createProbes, readinessAnswer, livenessAnswer, startupAnswer, LoopDelayMonitor, StartupLatch, DeepChecks };

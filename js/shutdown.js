@@ -1,0 +1,151 @@
+'use strict';
+// Graceful shutdown for a server behind a Kubernetes Service: the order matters.
+//   1. sentinel.drain(): /ready says shutting_down, so endpoints stop routing here; /live stays
+//      200 (restarting a draining pod would cut its in-flight requests).
+//   2. wait drainDelayMs: endpoint removal takes a few seconds to reach every proxy; requests
+//      keep arriving meanwhile and are still served (admission goes on while draining).
+//   3. stop accepting connections, close idle keep-alive sockets, let in-flight requests finish
+//      (their responses say `connection: close`), forcing the rest closed after timeoutMs.
+//   4. sentinel.close(), then exit 0. A second signal exits at once with code 1.
+
+const http = require('node:http');
+const https = require('node:https');
+const { constants } = require('node:os');
+const { readOptions, checkSentinel, configError, milliseconds } = require('./options');
+
+const UNCATCHABLE = new Set(['SIGKILL', 'SIGSTOP']);
+
+const SHUTDOWN_OPTIONS = {
+  drainDelayMs: milliseconds(5000),
+  timeoutMs: milliseconds(30000),
+  signals: readSignals,
+  exit: (value, fail) => {
+    if (value === undefined) return true;
+    if (typeof value !== 'boolean') fail('must be a boolean');
+    return value;
+  },
+};
+
+function readSignals(value, fail) {
+  if (value === undefined) return ['SIGTERM', 'SIGINT'];
+  if (!Array.isArray(value) || value.length === 0) fail('must be a non-empty array of signal names');
+  for (const signal of value) {
+    if (typeof signal !== 'string' || !Object.hasOwn(constants.signals, signal) || UNCATCHABLE.has(signal)) {
+      fail(`must name catchable signals such as "SIGTERM" (bad entry: ${JSON.stringify(String(signal))})`);
+    }
+  }
+  return [...new Set(value)];
+}
+
+/**
+ * Installs the signal handlers; returns `{ shutdown(), dispose() }`. `shutdown()` runs the same
+ * sequence without a signal (it resolves when done, before exiting when `exit` is true);
+ * `dispose()` removes the handlers.
+ */
+function gracefulShutdown(where, target, sentinel, options) {
+  const closer = closerFor(where, target);
+  checkSentinel(where, sentinel);
+  const config = readOptions(where, options, SHUTDOWN_OPTIONS);
+  closer.track();
+
+  let running = null;
+  const shutdown = () => {
+    running ??= drainAndClose(closer, sentinel, config).then(() => {
+      if (config.exit) process.exit(0);
+    });
+    return running;
+  };
+  const onSignal = () => {
+    if (running) process.exit(1); // second signal: the operator wants out now
+    shutdown();
+  };
+  for (const signal of config.signals) process.on(signal, onSignal);
+  const dispose = () => {
+    for (const signal of config.signals) process.removeListener(signal, onSignal);
+  };
+  return { shutdown, dispose };
+}
+
+async function drainAndClose(closer, sentinel, { drainDelayMs, timeoutMs }) {
+  sentinel.drain();
+  await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+  try {
+    await closer.close(timeoutMs);
+  } finally {
+    sentinel.close();
+  }
+}
+
+function closerFor(where, target) {
+  if (target instanceof http.Server || target instanceof https.Server) return serverCloser(target);
+  if (isFastify(target)) return fastifyCloser(target);
+  throw configError(
+    where,
+    'server',
+    'must be the node:http Server that app.listen() returns, or a Fastify instance',
+  );
+}
+
+function isFastify(target) {
+  return (
+    target !== null &&
+    typeof target === 'object' &&
+    typeof target.close === 'function' &&
+    typeof target.addHook === 'function' &&
+    target.server instanceof http.Server
+  );
+}
+
+/** A plain node:http server (what Express's app.listen() returns). */
+function serverCloser(server) {
+  const inFlight = new Set();
+  let closing = false;
+  const dropKeepAlive = (res) => {
+    if (!res.headersSent) res.setHeader('connection', 'close');
+  };
+  return {
+    track() {
+      // Prepended so it runs before the app writes anything.
+      server.prependListener('request', (req, res) => {
+        if (closing) dropKeepAlive(res);
+        inFlight.add(res);
+        res.once('close', () => {
+          inFlight.delete(res);
+          if (closing) setImmediate(() => server.closeIdleConnections());
+        });
+      });
+    },
+    close(timeoutMs) {
+      closing = true;
+      for (const res of inFlight) dropKeepAlive(res);
+      return new Promise((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+/**
+ * A Fastify instance: `app.close()` stops listening, closes idle connections, answers new
+ * requests 503 and waits for in-flight ones; it also runs the app's onClose hooks.
+ */
+function fastifyCloser(app) {
+  return {
+    track() {},
+    async close(timeoutMs) {
+      const force = setTimeout(() => app.server.closeAllConnections(), timeoutMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(force);
+      }
+    },
+  };
+}
+
+module.exports = { gracefulShutdown };
