@@ -1,0 +1,149 @@
+// The examples are part of the product: both services run end to end against a fake authority
+// (HTTPS with a private CA, as BILLING_CA_FILE allows), and the Kubernetes manifest keeps the
+// relations the README explains.
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { parse as parseYaml } from 'yaml';
+import { startFakeAuthority, reply } from './helpers/fake-authority.mjs';
+import { withTimeout, deferred } from './helpers/wait.mjs';
+import { request } from './helpers/frameworks.mjs';
+
+const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
+const file = (path) => fileURLToPath(new URL(path, import.meta.url));
+const CREDENTIAL = 'sk_live_example_9f8e7d6c5b4a';
+const CAPABLE = reply.json(200, { capabilities: ['meter.requests'] });
+
+/** Starts an example service; resolves once it prints its port. Output is kept for assertions. */
+async function startService(script, authority, env = {}) {
+  const child = spawn(process.execPath, [file(`../examples/${script}`)], {
+    env: {
+      ...process.env,
+      BILLING_URL: authority.httpsUrl,
+      BILLING_API_KEY: CREDENTIAL,
+      BILLING_CA_FILE: file('./fixtures/ca.pem'),
+      PORT: '0',
+      DRAIN_DELAY_MS: '200',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  const listening = deferred();
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    output.stdout += d;
+    const port = /listening on (\d+)/.exec(output.stdout)?.[1];
+    if (port) listening.resolve(Number(port));
+  });
+  child.stderr.setEncoding('utf8').on('data', (d) => (output.stderr += d));
+  exited.then(({ code }) => listening.reject(new Error(`${script} exited (${code}) before listening: ${output.stderr}`)));
+  const port = await withTimeout(listening.promise, 10_000, `${script} to listen`);
+  return { child, output, exited, url: `http://127.0.0.1:${port}` };
+}
+
+/** Polls `path` until `accept(answer)` holds; resolves with that answer. */
+async function pollUntil(url, accept, label, ms = 10_000) {
+  const attempt = async () => {
+    for (;;) {
+      const answer = await request(url);
+      if (accept(answer)) return answer;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  return withTimeout(attempt(), ms, label);
+}
+
+const usage = (svc, units, headers = { 'x-api-key': 'demo-key' }) =>
+  request(`${svc.url}/v1/usage`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ units }),
+  });
+
+for (const script of ['express-service.mjs', 'fastify-service.mjs']) {
+  describe(`examples/${script}`, () => {
+    test('starts, probes, admits, refuses after a denial, and exits 0 on SIGTERM without printing the credential', async () => {
+      const authority = await startFakeAuthority();
+      after(() => authority.close());
+      authority.respondWith(CAPABLE);
+      const svc = await startService(script, authority);
+      after(() => svc.child.kill('SIGKILL'));
+
+      await pollUntil(`${svc.url}/startup`, (a) => a.status === 200, '/startup 200');
+      const ready = await pollUntil(`${svc.url}/ready`, (a) => a.status === 200, '/ready 200');
+      assert.deepEqual(Object.keys(ready.json), ['status', 'evidence_age_seconds', 'reason']);
+      assert.equal((await request(`${svc.url}/live`)).json.status, 'alive');
+      assert.equal(authority.requests.at(-1).headers.authorization, `Bearer ${CREDENTIAL}`);
+
+      assert.equal((await usage(svc, 5, {})).status, 401, 'the service’s own routes need an API key');
+      const admitted = await usage(svc, 5);
+      assert.equal(admitted.status, 200);
+      assert.equal(admitted.json.recorded, 5);
+
+      authority.respondWith(reply.json(401, { error: 'revoked' }));
+      const denied = await pollUntil(`${svc.url}/ready`, (a) => a.json?.reason === 'invalid_credential', 'invalid_credential');
+      assert.equal(denied.status, 503);
+      const refused = await usage(svc, 1);
+      assert.equal(refused.status, 503);
+      assert.deepEqual(refused.json, { error: 'not_admitted', reason: 'invalid_credential' });
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      assert.equal((await request(`${svc.url}/live`)).status, 200, 'liveness never depends on the authority');
+
+      svc.child.kill('SIGTERM');
+      assert.deepEqual(await withTimeout(svc.exited, 10_000, `${script} to exit`), { code: 0, signal: null });
+      assert.ok(!`${svc.output.stdout}${svc.output.stderr}`.includes(CREDENTIAL), 'credential in the output');
+    });
+  });
+}
+
+describe('examples/k8s/deployment.yaml', () => {
+  const manifest = parseYaml(readFileSync(file('../examples/k8s/deployment.yaml'), 'utf8'));
+  const pod = manifest.spec.template.spec;
+  const [container] = pod.containers;
+  const env = Object.fromEntries(container.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
+  const exposure = (probe) => probe.periodSeconds * probe.failureThreshold;
+
+  test('probes point at the three routes on the container port', () => {
+    assert.equal(container.startupProbe.httpGet.path, '/startup');
+    assert.equal(container.readinessProbe.httpGet.path, '/ready');
+    assert.equal(container.livenessProbe.httpGet.path, '/live');
+    assert.equal(env.PORT, String(container.ports[0].containerPort));
+  });
+
+  test('readiness: period 5 s, threshold 2 (a broken pod serves at most ~10 s); liveness is slower', () => {
+    assert.equal(container.readinessProbe.periodSeconds, 5);
+    assert.equal(container.readinessProbe.failureThreshold, 2);
+    assert.ok(exposure(container.livenessProbe) > exposure(container.readinessProbe));
+    assert.ok(exposure(container.startupProbe) >= 30, 'startup gives the first refresh generous time');
+  });
+
+  test('terminationGracePeriodSeconds exceeds drain delay + shutdown timeout', () => {
+    const needed = (Number(env.DRAIN_DELAY_MS) + Number(env.SHUTDOWN_TIMEOUT_MS)) / 1000;
+    assert.ok(pod.terminationGracePeriodSeconds > needed, `${pod.terminationGracePeriodSeconds} s ≤ ${needed} s`);
+  });
+
+  test('the budget env gives the 5 s seed window, and REPLICAS matches spec.replicas', () => {
+    assert.equal(Number(env.REPLICAS), manifest.spec.replicas);
+    const sentinel = new Sentinel({
+      budget: { unverifiedUnits: Number(env.BUDGET_UNITS), maxUnitsPerSecond: Number(env.MAX_UNITS_PER_SECOND), nodes: Number(env.REPLICAS) },
+      authority: { inspect: async () => 'valid' },
+    });
+    try {
+      assert.equal(sentinel.staleWindowSeconds, 5);
+    } finally {
+      sentinel.close();
+    }
+  });
+});
+
+test('examples/Dockerfile: glibc base image and a HEALTHCHECK through the CLI on /live', () => {
+  const dockerfile = readFileSync(file('../examples/Dockerfile'), 'utf8');
+  assert.match(dockerfile, /^FROM node:\d+-bookworm/m);
+  assert.doesNotMatch(dockerfile, /alpine/);
+  assert.match(dockerfile, /HEALTHCHECK[^\n]*\\\n\s*CMD \["node_modules\/\.bin\/spend-sentinel", "probe", "http:\/\/localhost:3000\/live"/);
+});
