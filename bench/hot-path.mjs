@@ -7,24 +7,12 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { measure, printRatios } from './measure.mjs';
 
 const { Sentinel, nativeNoop } = createRequire(import.meta.url)('../index.js');
 
 const CALLS = 2_000_000;
 const RUNS = 7;
-
-/** Median ns per call of `fn` over RUNS runs of CALLS calls (after a warm-up run). */
-function measure(fn) {
-  const samples = [];
-  for (let run = -1; run < RUNS; run++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < CALLS; i++) fn();
-    const ns = Number(process.hrtime.bigint() - start) / CALLS;
-    if (run >= 0) samples.push(ns);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
 
 /** The same decision in plain JavaScript: status from evidence age, then the ledger check. */
 class PlainGuard {
@@ -73,12 +61,8 @@ async function main() {
     ['sentinel.isServing()', () => { sink += sentinel.isServing() ? 1 : 0; }],
     ['sentinel.readiness()', () => { sink += sentinel.readiness().httpStatus; }],
   ];
-  const results = rows.map(([name, fn]) => [name, measure(fn)]);
-  const noop = results[0][1];
-  console.log(`hot path, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls (node ${process.version})`);
-  console.log('| call | ns/call | × nativeNoop |');
-  console.log('|---|---:|---:|');
-  for (const [name, ns] of results) console.log(`| ${name} | ${ns.toFixed(1)} | ${(ns / noop).toFixed(2)} |`);
+  const results = rows.map(([name, fn]) => [name, measure(fn, { calls: CALLS, runs: RUNS })]);
+  printRatios(`hot path, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls (node ${process.version})`, 'ns/call', results);
   sentinel.close();
   if (sink === 42) console.log('');
 }
