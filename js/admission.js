@@ -35,16 +35,17 @@ function createAdmission(where, sentinel, options) {
   return function decide(req) {
     const units = config.units(req);
     if (sentinel.admit(units)) return null;
-    return refusal(sentinel, units, config.retryAfterSeconds);
+    const reason = sentinel.refusalReason(units);
+    // null: the state improved between the two calls (a refresh landed); admission decides again.
+    if (reason === null && sentinel.admit(units)) return null;
+    return refusal(reason ?? sentinel.readiness().reason, config.retryAfterSeconds ?? defaultRetryAfter(sentinel));
   };
 }
 
-function refusal(sentinel, units, retryAfterSeconds) {
-  // The state may have changed since admit() said no; then readiness says why it was refused.
-  const reason = sentinel.refusalReason(units) ?? sentinel.readiness().reason;
+function refusal(reason, retryAfterSeconds) {
   return {
     statusCode: 503,
-    headers: { 'retry-after': String(retryAfterSeconds ?? defaultRetryAfter(sentinel)) },
+    headers: { 'retry-after': String(retryAfterSeconds) },
     body: { error: 'not_admitted', reason },
   };
 }
