@@ -96,8 +96,13 @@ function isFastify(target) {
   );
 }
 
-/** A plain node:http server (what Express's app.listen() returns). */
-function serverCloser(server) {
+/**
+ * Tracks the requests in flight on `server`, so that once closing begins each of their responses
+ * says `connection: close` and its socket is closed as soon as it is idle: a keep-alive socket
+ * must not hold the shutdown until `timeoutMs`. Neither node:http's nor Fastify's close does
+ * this for requests already in flight.
+ */
+function inFlightTracker(server) {
   const inFlight = new Set();
   let closing = false;
   const dropKeepAlive = (res) => {
@@ -115,16 +120,34 @@ function serverCloser(server) {
         });
       });
     },
-    close(timeoutMs) {
+    beginClosing() {
       closing = true;
       for (const res of inFlight) dropKeepAlive(res);
-      return new Promise((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
+    },
+  };
+}
+
+/** Runs `close()` (a promise), cutting every connection of `server` if it takes over `timeoutMs`. */
+async function boundedClose(server, timeoutMs, close) {
+  const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  try {
+    await close();
+  } finally {
+    clearTimeout(force);
+  }
+}
+
+/** A plain node:http server (what Express's app.listen() returns). */
+function serverCloser(server) {
+  const tracker = inFlightTracker(server);
+  return {
+    track: tracker.track,
+    close(timeoutMs) {
+      tracker.beginClosing();
+      return boundedClose(server, timeoutMs, () => {
+        const closed = new Promise((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        return closed;
       });
     },
   };
@@ -132,18 +155,15 @@ function serverCloser(server) {
 
 /**
  * A Fastify instance: `app.close()` stops listening, closes idle connections, answers new
- * requests 503 and waits for in-flight ones; it also runs the app's onClose hooks.
+ * requests 503, waits for in-flight ones and runs the app's onClose hooks.
  */
 function fastifyCloser(app) {
+  const tracker = inFlightTracker(app.server);
   return {
-    track() {},
-    async close(timeoutMs) {
-      const force = setTimeout(() => app.server.closeAllConnections(), timeoutMs);
-      try {
-        await app.close();
-      } finally {
-        clearTimeout(force);
-      }
+    track: tracker.track,
+    close(timeoutMs) {
+      tracker.beginClosing();
+      return boundedClose(app.server, timeoutMs, () => app.close());
     },
   };
 }
