@@ -6,11 +6,8 @@
 // authority and never on draining, only on this process being able to run its event loop;
 // /startup latches once the sentinel has first served. No probe returns error text.
 
-const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { startLoopDelayMonitor } = require('./loop-delay');
 const { readOptions, checkSentinel, milliseconds, path, optionalString } = require('./options');
-
-/** Event-loop delay is sampled by a libuv timer at this period (Node's default resolution). */
-const LOOP_RESOLUTION_MS = 10;
 
 const PROBE_OPTIONS = {
   readyPath: path('/ready'),
@@ -48,7 +45,7 @@ function createProbes(where, sentinel, options, extra = {}) {
     });
   }
   const release = config.release ?? (process.env.RELEASE_SHA || 'dev');
-  const loop = new LoopDelayMonitor(config.eventLoopSampleMs);
+  const loop = startLoopDelayMonitor({ maxDelayMs: config.maxEventLoopDelayMs, sampleMs: config.eventLoopSampleMs });
   const startup = new StartupLatch(sentinel);
   const deep = new DeepChecks(config.checks, config.checkTimeoutMs);
 
@@ -95,35 +92,6 @@ function livenessAnswer(delayMs, maxDelayMs, release) {
 
 function startupAnswer(started) {
   return started ? { statusCode: 200, body: { status: 'started' } } : { statusCode: 503, body: { status: 'starting' } };
-}
-
-/**
- * The worst event-loop delay over the last complete sampling interval and the one in progress.
- * Reading both means a block stays visible for at least one whole interval after it ends,
- * whenever in the interval it happened.
- */
-class LoopDelayMonitor {
-  constructor(sampleMs) {
-    this.histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-    this.histogram.enable();
-    this.previousMaxNs = 0;
-    this.timer = setInterval(() => {
-      this.previousMaxNs = this.histogram.max;
-      this.histogram.reset();
-    }, sampleMs);
-    this.timer.unref(); // a probe must never keep the process alive
-  }
-
-  /** Milliseconds the loop ran late beyond the sampling resolution (0 when healthy). */
-  delayMs() {
-    const worstNs = Math.max(this.previousMaxNs, this.histogram.max);
-    return Math.max(0, worstNs / 1e6 - LOOP_RESOLUTION_MS);
-  }
-
-  stop() {
-    clearInterval(this.timer);
-    this.histogram.disable();
-  }
 }
 
 /** Becomes true for good once the sentinel has been `ready` or `degraded`. */
@@ -195,4 +163,4 @@ class DeepChecks {
   }
 }
 
-module.exports = { createProbes, readinessAnswer, livenessAnswer, startupAnswer, LoopDelayMonitor, StartupLatch, DeepChecks };
+module.exports = { createProbes, readinessAnswer, livenessAnswer, startupAnswer, StartupLatch, DeepChecks };
