@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { runNode } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
@@ -16,6 +17,36 @@ test('require and import by package name expose the same Sentinel', async () => 
   assert.equal(typeof cjs.Sentinel, 'function');
   assert.equal(esm.Sentinel, cjs.Sentinel);
   assert.equal(typeof esm.nativeNoop, 'function');
+});
+
+test('the framework entry points load by name, in CJS and ESM, with their typings', async () => {
+  const express = require('spend-sentinel/express');
+  const expressEsm = await import('spend-sentinel/express');
+  for (const name of ['probes', 'admission', 'gracefulShutdown']) {
+    assert.equal(typeof express[name], 'function', name);
+    assert.equal(expressEsm[name], express[name], `ESM named export ${name}`);
+  }
+  const fastify = require('spend-sentinel/fastify');
+  const fastifyEsm = await import('spend-sentinel/fastify');
+  assert.equal(fastifyEsm.default, fastify);
+  assert.equal(typeof fastify.admission, 'function');
+  assert.equal(typeof fastify.gracefulShutdown, 'function');
+  const exportsMap = json('package.json').exports;
+  for (const entry of ['./express', './fastify']) {
+    assert.ok(readFileSync(new URL(exportsMap[entry].types, root), 'utf8').length > 0, `${entry} types`);
+  }
+});
+
+test('the published file list carries the JavaScript glue, its typings and the CLI', () => {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
+  const files = JSON.parse(out)[0].files.map((f) => f.path);
+  const expected = ['index.js', 'index.d.ts', 'js/express.js', 'js/fastify.js', 'js/cli.js', 'js/common.d.ts', 'js/express.d.ts', 'js/fastify.d.ts'];
+  for (const f of expected) assert.ok(files.includes(f), `${f} is packed`);
+  assert.deepEqual(
+    files.filter((f) => /^(__test__|src|examples|bench|target)\//.test(f)),
+    [],
+    'no tests, sources, examples or build output in the tarball',
+  );
 });
 
 test('the linux-x64-gnu package is the one the loader falls back to', () => {
