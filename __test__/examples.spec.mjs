@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { parse as parseYaml } from 'yaml';
 import { startFakeAuthority, reply } from './helpers/fake-authority.mjs';
 import { withTimeout, deferred } from './helpers/wait.mjs';
-import { request } from './helpers/frameworks.mjs';
+import { pollEndpoint, request } from './helpers/frameworks.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
 const file = (path) => fileURLToPath(new URL(path, import.meta.url));
@@ -46,17 +46,6 @@ async function startService(script, authority, env = {}) {
   return { child, output, exited, url: `http://127.0.0.1:${port}` };
 }
 
-/** Polls `path` until `accept(answer)` holds; resolves with that answer. */
-async function pollUntil(url, accept, label, ms = 10_000) {
-  const attempt = async () => {
-    for (;;) {
-      const answer = await request(url);
-      if (accept(answer)) return answer;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  };
-  return withTimeout(attempt(), ms, label);
-}
 
 const usage = (svc, units, headers = { 'x-api-key': 'demo-key' }) =>
   request(`${svc.url}/v1/usage`, {
@@ -74,8 +63,8 @@ for (const script of ['express-service.mjs', 'fastify-service.mjs']) {
       const svc = await startService(script, authority);
       after(() => svc.child.kill('SIGKILL'));
 
-      await pollUntil(`${svc.url}/startup`, (a) => a.status === 200, '/startup 200');
-      const ready = await pollUntil(`${svc.url}/ready`, (a) => a.status === 200, '/ready 200');
+      await pollEndpoint(`${svc.url}/startup`, (a) => a.status === 200, { ms: 10_000, label: '/startup 200' });
+      const ready = await pollEndpoint(`${svc.url}/ready`, (a) => a.status === 200, { ms: 10_000, label: '/ready 200' });
       assert.deepEqual(Object.keys(ready.json), ['status', 'evidence_age_seconds', 'reason']);
       assert.equal((await request(`${svc.url}/live`)).json.status, 'alive');
       assert.equal(authority.requests.at(-1).headers.authorization, `Bearer ${CREDENTIAL}`);
@@ -86,7 +75,7 @@ for (const script of ['express-service.mjs', 'fastify-service.mjs']) {
       assert.equal(admitted.json.recorded, 5);
 
       authority.respondWith(reply.json(401, { error: 'revoked' }));
-      const denied = await pollUntil(`${svc.url}/ready`, (a) => a.json?.reason === 'invalid_credential', 'invalid_credential');
+      const denied = await pollEndpoint(`${svc.url}/ready`, (a) => a.json?.reason === 'invalid_credential', { ms: 10_000, label: 'invalid_credential' });
       assert.equal(denied.status, 503);
       const refused = await usage(svc, 1);
       assert.equal(refused.status, 503);

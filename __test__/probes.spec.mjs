@@ -9,8 +9,7 @@ import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as pace } from 'node:timers/promises';
-import { FRAMEWORKS, request } from './helpers/frameworks.mjs';
+import { FRAMEWORKS, pollEndpoint, request } from './helpers/frameworks.mjs';
 import {
   deferred,
   fastOptions,
@@ -67,27 +66,6 @@ async function serve(fw, sentinel, probes = {}) {
   return app;
 }
 
-/**
- * Requests `url` again and again (10 ms apart) until `predicate(answer)` holds; resolves with that
- * answer. Fails after `ms`, reporting the last answer seen.
- */
-async function pollUntil(url, predicate, { ms = 3000, label = url, init } = {}) {
-  let last = null;
-  let stopped = false;
-  const loop = (async () => {
-    for (;;) {
-      last = await request(url, init);
-      if (predicate(last)) return last;
-      if (stopped) return null;
-      await pace(10);
-    }
-  })();
-  try {
-    return await withTimeout(loop, ms, () => `${label}; last answer: ${last ? `${last.status} ${last.text}` : 'none'}`);
-  } finally {
-    stopped = true;
-  }
-}
 
 function assertProbeHeaders(res, what) {
   assert.equal(res.headers.get('cache-control'), 'no-store', `${what}: cache-control`);
@@ -192,7 +170,7 @@ for (const fw of FRAMEWORKS) {
     test(`${fw.name}: ready → 200, exactly three keys, no-store, JSON`, async () => {
       const { sentinel } = makeSentinel('valid');
       const { url } = await serve(fw, sentinel);
-      const res = await pollUntil(`${url}/ready`, (r) => r.json?.status === 'ready', { label: '/ready to say ready' });
+      const res = await pollEndpoint(`${url}/ready`, (r) => r.json?.status === 'ready', { label: '/ready to say ready' });
       assert.equal(res.status, 200);
       assertReadyBody(res, 'ready', 'verified');
       assert.equal(typeof res.json.evidence_age_seconds, 'number');
@@ -204,7 +182,7 @@ for (const fw of FRAMEWORKS) {
       const { sentinel, transitions } = makeSentinel(sequence(['valid'], 'indeterminate'), ROOMY);
       const { url } = await serve(fw, sentinel);
       await transitions.waitFor({ to: 'degraded' });
-      const res = await pollUntil(`${url}/ready`, (r) => r.json?.status === 'degraded', { label: '/ready to say degraded' });
+      const res = await pollEndpoint(`${url}/ready`, (r) => r.json?.status === 'degraded', { label: '/ready to say degraded' });
       assert.equal(res.status, 200, 'degraded still serves');
       assertReadyBody(res, 'degraded', 'refresh_indeterminate');
       assert.equal(typeof res.json.evidence_age_seconds, 'number');
@@ -224,7 +202,7 @@ for (const fw of FRAMEWORKS) {
     test(`${fw.name}: invalid_credential → 503 not_ready / invalid_credential`, async () => {
       const { sentinel } = makeSentinel('invalid_credential');
       const { url } = await serve(fw, sentinel);
-      const res = await pollUntil(`${url}/ready`, (r) => r.json?.reason === 'invalid_credential', {
+      const res = await pollEndpoint(`${url}/ready`, (r) => r.json?.reason === 'invalid_credential', {
         label: '/ready to report invalid_credential',
       });
       assert.equal(res.status, 503);
@@ -254,7 +232,7 @@ for (const fw of FRAMEWORKS) {
       assert.equal(notReady.text, '');
       assert.equal(notReady.headers.get('cache-control'), 'no-store');
       first.release('valid');
-      await pollUntil(`${url}/ready`, (r) => r.status === 200, { label: 'GET /ready to answer 200' });
+      await pollEndpoint(`${url}/ready`, (r) => r.status === 200, { label: 'GET /ready to answer 200' });
       const ready = await request(`${url}/ready`, { method: 'HEAD' });
       assert.equal(ready.status, 200);
       assert.equal(ready.text, '');
@@ -299,14 +277,14 @@ for (const fw of FRAMEWORKS) {
         const res = await request(`${url}${path}`);
         assert.equal(res.status, 404, `GET ${path} is not a probe path (got ${res.status} ${res.text})`);
       }
-      const withQuery = await pollUntil(`${url}/ready?verbose=1`, (r) => r.status === 200, { label: '/ready?verbose=1' });
+      const withQuery = await pollEndpoint(`${url}/ready?verbose=1`, (r) => r.status === 200, { label: '/ready?verbose=1' });
       assertReadyBody(withQuery, 'ready', 'verified');
     });
 
     test(`${fw.name}: custom readyPath/livePath/startupPath answer; the defaults are then not probes`, async () => {
       const { sentinel } = makeSentinel('valid');
       const { url } = await serve(fw, sentinel, { readyPath: '/k8s/ready', livePath: '/k8s/live', startupPath: '/k8s/startup' });
-      const ready = await pollUntil(`${url}/k8s/ready`, (r) => r.status === 200, { label: '/k8s/ready' });
+      const ready = await pollEndpoint(`${url}/k8s/ready`, (r) => r.status === 200, { label: '/k8s/ready' });
       assertReadyBody(ready, 'ready', 'verified');
       const live = await request(`${url}/k8s/live`);
       assert.equal(live.status, 200);
@@ -358,7 +336,7 @@ for (const fw of FRAMEWORKS) {
     test(`${fw.name}: stays 200 when the authority denies and while draining`, async () => {
       const { sentinel } = makeSentinel('invalid_credential');
       const { url } = await serve(fw, sentinel, { release: 'r1' });
-      await pollUntil(`${url}/ready`, (r) => r.json?.reason === 'invalid_credential', { label: '/ready invalid_credential' });
+      await pollEndpoint(`${url}/ready`, (r) => r.json?.reason === 'invalid_credential', { label: '/ready invalid_credential' });
       const denied = await request(`${url}/live`);
       assert.deepEqual([denied.status, denied.json], [200, { status: 'alive', release: 'r1' }], 'under a denial');
       sentinel.drain();
@@ -373,11 +351,11 @@ for (const fw of FRAMEWORKS) {
       const { url } = await serve(fw, sentinel, { ...TIGHT_LOOP, release: 'r-wedge' });
       assert.equal((await request(`${url}/live`)).status, 200, 'alive before the block');
       await blockEventLoop(700);
-      const wedged = await pollUntil(`${url}/live`, (r) => r.status === 503, { ms: 5000, label: '/live to report wedged' });
+      const wedged = await pollEndpoint(`${url}/live`, (r) => r.status === 503, { ms: 5000, label: '/live to report wedged' });
       assert.equal(wedged.text, JSON.stringify({ status: 'wedged' }));
       assert.deepEqual(wedged.json, { status: 'wedged' });
       assertProbeHeaders(wedged, 'GET /live (wedged)');
-      const recovered = await pollUntil(`${url}/live`, (r) => r.status === 200, { ms: 5000, label: '/live to recover' });
+      const recovered = await pollEndpoint(`${url}/live`, (r) => r.status === 200, { ms: 5000, label: '/live to recover' });
       assert.deepEqual(recovered.json, { status: 'alive', release: 'r-wedge' });
     });
 
@@ -388,7 +366,7 @@ for (const fw of FRAMEWORKS) {
       const { sentinel } = makeSentinel('valid');
       const { url, blocked } = await serveWithBlockAfterFirstSample(fw, sentinel, TIGHT_LOOP, 700);
       await withTimeout(blocked, 3000, 'the scheduled block');
-      const wedged = await pollUntil(`${url}/live`, (r) => r.status === 503, {
+      const wedged = await pollEndpoint(`${url}/live`, (r) => r.status === 503, {
         ms: 2000,
         label: '/live to report wedged after a 700 ms block (limit 200 ms)',
       });
@@ -516,7 +494,7 @@ for (const fw of FRAMEWORKS) {
       assert.deepEqual([headStarting.status, headStarting.text], [503, '']);
 
       first.release('valid');
-      const started = await pollUntil(`${url}/startup`, (r) => r.status === 200, { label: '/startup to say started' });
+      const started = await pollEndpoint(`${url}/startup`, (r) => r.status === 200, { label: '/startup to say started' });
       assert.deepEqual(started.json, { status: 'started' });
       assertProbeHeaders(started, 'GET /startup (started)');
       assert.equal((await request(`${url}/ready`)).status, 200, 'the sentinel is ready meanwhile');

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import http from 'node:http';
 import net from 'node:net';
-import { catchError, deferred, FAST_BUDGET, FAST_REFRESH, now, quietPeriod, withTimeout } from './helpers/wait.mjs';
+import { catchError, deferred, FAST_BUDGET, FAST_REFRESH, now, pollUntil, quietPeriod, withTimeout } from './helpers/wait.mjs';
 import { FRAMEWORKS, request } from './helpers/frameworks.mjs';
 
 const require = createRequire(import.meta.url);
@@ -128,22 +128,6 @@ function tryConnect(port) {
   });
 }
 
-/** Calls `attempt()` until it returns a truthy value; bounded by `ms`. Between attempts: 20 ms. */
-async function pollUntil(attempt, ms, label) {
-  let stop = false;
-  const loop = (async () => {
-    for (;;) {
-      const value = await attempt();
-      if (value || stop) return value;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  try {
-    return await withTimeout(loop, ms, label);
-  } finally {
-    stop = true;
-  }
-}
 
 /** Asserts that the markers appear in this order (each present). */
 function assertOrder(server, patterns) {
@@ -180,8 +164,7 @@ for (const framework of ['express', 'fastify']) {
           const r = await get(`${server.url}/ready`);
           return r.status === 503 ? r : null;
         },
-        3000,
-        '/ready to answer 503 during the drain delay',
+        { ms: 3000, label: '/ready to answer 503 during the drain delay' },
       );
       const readyBody = JSON.parse(ready.body);
       assert.deepEqual(Object.keys(readyBody).sort(), READY_KEYS);
@@ -194,7 +177,11 @@ for (const framework of ['express', 'fastify']) {
       await server.waitLine(/^transition ready->not_ready shutting_down$/);
 
       // After the drain delay the server stops accepting connections, while /slow is still held.
-      await pollUntil(async () => (await tryConnect(server.port)) === 'refused', DRAIN_MS + 5000, 'new connections to be refused');
+      await pollUntil(async () => (await tryConnect(server.port)) === 'refused', {
+        ms: DRAIN_MS + 5000,
+        label: 'new connections to be refused',
+        everyMs: 20,
+      });
       const refusedAfter = now() - signalledAt;
       assert.ok(refusedAfter >= DRAIN_MS - 100, `connections refused ${refusedAfter.toFixed(0)} ms after SIGTERM, before drainDelayMs ${DRAIN_MS}`);
       assert.equal(slowSettled, false, '/slow must still be in flight');

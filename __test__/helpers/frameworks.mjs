@@ -9,6 +9,7 @@
 // The units of /api/usage come from the `x-units` header (default 1) unless options.admission
 // gives its own `units`.
 import { createRequire } from 'node:module';
+import { pollUntil } from './wait.mjs';
 
 const require = createRequire(import.meta.url);
 const express = require('express');
@@ -104,4 +105,17 @@ export async function request(url, init = {}) {
     // not JSON; tests that need JSON assert on it
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * Requests `url` until `predicate(answer)` holds; resolves with that answer. Fails after `ms`,
+ * reporting the last answer seen.
+ */
+export function pollEndpoint(url, predicate, { ms = 3000, label = url, init } = {}) {
+  let last = null;
+  const attempt = async () => {
+    last = await request(url, init);
+    return predicate(last) ? last : null;
+  };
+  return pollUntil(attempt, { ms, label: () => `${label}; last answer: ${last ? `${last.status} ${last.text}` : 'none'}` });
 }

@@ -273,6 +273,27 @@ export function runNode(args, { timeoutMs = 15000, env = process.env } = {}) {
   });
 }
 
+/**
+ * Calls `attempt()` (sync or async) every `everyMs` until it returns a truthy value, and resolves
+ * with that value; fails after `ms` naming `label` (a string, or a function evaluated then).
+ * For conditions nothing announces (an HTTP answer changing, a port closing).
+ */
+export async function pollUntil(attempt, { ms = 3000, label = 'a condition', everyMs = 10 } = {}) {
+  let stopped = false;
+  const loop = (async () => {
+    for (;;) {
+      const value = await attempt();
+      if (value || stopped) return value;
+      await sleep(everyMs);
+    }
+  })();
+  try {
+    return await withTimeout(loop, ms, label);
+  } finally {
+    stopped = true;
+  }
+}
+
 /** Resolves with the rejection reason of `promise`; fails if it resolves or stays pending past `ms`. */
 export function rejectionOf(promise, ms, label) {
   return withTimeout(
