@@ -89,6 +89,7 @@ async function main() {
     authority: { inspect: async () => 'valid' },
   });
   await sentinel.whenReady({ timeoutMs: 10_000 });
+  console.log('');
   middlewareCosts(sentinel);
   for (const [name, start] of [
     ['Express 5', expressApp],
