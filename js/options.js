@@ -80,4 +80,4 @@ function checkSentinel(where, sentinel) {
   return sentinel;
 }
 
-module.exports = { readOptions, configError, checkSentinel, milliseconds, path, optionalString, describe };
+module.exports = { readOptions, configError, checkSentinel, milliseconds, path, optionalString };

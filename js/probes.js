@@ -7,7 +7,7 @@
 // /startup latches once the sentinel has first served. No probe returns error text.
 
 const { startLoopDelayMonitor } = require('./loop-delay');
-const { readOptions, checkSentinel, milliseconds, path, optionalString } = require('./options');
+const { readOptions, checkSentinel, configError, milliseconds, path, optionalString } = require('./options');
 
 const PROBE_OPTIONS = {
   readyPath: path('/ready'),
@@ -40,9 +40,7 @@ function createProbes(where, sentinel, options, extra = {}) {
   const config = readOptions(where, options, { ...PROBE_OPTIONS, ...extra });
   const paths = [config.readyPath, config.livePath, config.startupPath];
   if (new Set(paths).size !== paths.length) {
-    throw Object.assign(new TypeError(`${where}: readyPath, livePath, startupPath: must be three different paths`), {
-      code: 'ERR_SPEND_SENTINEL_CONFIG',
-    });
+    throw configError(where, 'readyPath, livePath, startupPath', 'must be three different paths');
   }
   const release = config.release ?? (process.env.RELEASE_SHA || 'dev');
   const loop = startLoopDelayMonitor({ maxDelayMs: config.maxEventLoopDelayMs, sampleMs: config.eventLoopSampleMs });
@@ -163,4 +161,4 @@ class DeepChecks {
   }
 }
 
-module.exports = { createProbes, readinessAnswer, livenessAnswer, startupAnswer, StartupLatch, DeepChecks };
+module.exports = { createProbes };
