@@ -1,13 +1,15 @@
-//! The rules of SPEC §1–§4, as plain synchronous Rust.
+//! The rules of SPEC §1–§4 and the circuit breaker, as plain synchronous Rust.
 //!
 //! Nothing in here reads a clock, spawns a task or touches napi: every decision takes the
 //! current time as an argument (`now`, a [`Duration`](std::time::Duration) since an arbitrary
 //! monotonic origin), so each rule is a unit test with a fake clock.
 
+pub mod breaker;
 pub mod evidence;
 pub mod guard;
 pub mod ledger;
 pub mod readiness;
+pub mod rolling;
 pub mod window;
 
 pub use evidence::{Denial, Evidence, Outcome};
