@@ -9,6 +9,23 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The native state of one `CircuitBreaker`; use `CircuitBreaker` from JavaScript instead. */
+export declare class BreakerCore {
+  /** Validates the options (errors name the option, code `ERR_SPEND_SENTINEL_CONFIG`). */
+  constructor(options?: object)
+  get name(): string
+  /** Bound on each call, ms (0: none). */
+  get timeoutMs(): number
+  /** Flags (see the module docs) after applying what time alone changes. */
+  flags(): number
+  forceOpen(): number
+  close(): number
+  reset(): number
+  /** Committed transitions since the last call, as `[from, to, from, to, ...]` state codes. */
+  takeTransitions(): Array<number>
+  stats(): CircuitBreakerStats
+}
+
 /**
  * Tells a usage-billed service whether it may take the next billable request: refreshes the
  * evidence that its credential is valid and its tier includes the meter, in the background,
@@ -87,6 +104,27 @@ export interface BudgetOptions {
   share?: number
   /** Caps the stale window (seconds); may not exceed node budget / r. */
   maxStaleSeconds?: number
+}
+
+/** Counts since the breaker was made (or `reset()`), and the rolling window now. */
+export interface CircuitBreakerStats {
+  successes: number
+  /** Failures, timeouts included. */
+  failures: number
+  timeouts: number
+  /** Errors `isFailure` said do not count. */
+  ignored: number
+  /** Calls refused while open or while the half-open trial was out. */
+  refused: number
+  /** Results of calls admitted by an older generation, which changed nothing. */
+  stale: number
+  /** Half-open trials that did not settle within `trialTimeoutMs`. */
+  trialTimeouts: number
+  /** Times the breaker opened. */
+  opened: number
+  consecutiveFailures: number
+  windowCalls: number
+  windowFailures: number
 }
 
 /** The built-in HTTP authority adapter (SPEC §5). */

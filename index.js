@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.BreakerCore = nativeBinding.BreakerCore
 module.exports.Sentinel = nativeBinding.Sentinel
 module.exports.nativeNoop = nativeBinding.nativeNoop
 module.exports.ReadinessReason = nativeBinding.ReadinessReason

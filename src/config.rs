@@ -9,6 +9,8 @@ use std::fmt;
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Url;
 
+use crate::breaker_options::parse_refresh_breaker;
+use crate::rules::breaker::BreakerSettings;
 use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
 use crate::rules::{Budget, Cadence};
 use crate::secret::Secret;
@@ -29,7 +31,7 @@ pub enum RawValue {
 }
 
 impl RawValue {
-    fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             RawValue::Undefined => "undefined",
             RawValue::Null => "null",
@@ -59,7 +61,7 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-fn error(path: &str, rule: impl Into<String>) -> ConfigError {
+pub(crate) fn error(path: &str, rule: impl Into<String>) -> ConfigError {
     ConfigError {
         path: path.to_owned(),
         rule: rule.into(),
@@ -71,6 +73,8 @@ pub struct Config {
     pub budget: Budget,
     pub cadence: Cadence,
     pub authority: AuthorityConfig,
+    /// `refresh.breaker`: refreshes go through a circuit breaker when given.
+    pub breaker: Option<BreakerSettings>,
 }
 
 #[derive(Debug, Clone)]
@@ -94,14 +98,18 @@ pub struct HttpAuthorityConfig {
 }
 
 /// A view of one options object that remembers its path and which keys it knows.
-struct Section<'a> {
+pub(crate) struct Section<'a> {
     /// "" for the options object itself.
     path: String,
     members: &'a [(String, RawValue)],
 }
 
 impl<'a> Section<'a> {
-    fn new(path: &str, value: &'a RawValue, known: &[&str]) -> Result<Self, ConfigError> {
+    pub(crate) fn new(
+        path: &str,
+        value: &'a RawValue,
+        known: &[&str],
+    ) -> Result<Self, ConfigError> {
         let RawValue::Object(members) = value else {
             let shown = if path.is_empty() { "options" } else { path };
             return Err(error(
@@ -124,18 +132,18 @@ impl<'a> Section<'a> {
         })
     }
 
-    fn get(&self, key: &str) -> &'a RawValue {
+    pub(crate) fn get(&self, key: &str) -> &'a RawValue {
         self.members
             .iter()
             .find(|(k, _)| k == key)
             .map_or(&RawValue::Undefined, |(_, v)| v)
     }
 
-    fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         !matches!(self.get(key), RawValue::Undefined)
     }
 
-    fn path_of(&self, key: &str) -> String {
+    pub(crate) fn path_of(&self, key: &str) -> String {
         join(&self.path, key)
     }
 
@@ -156,14 +164,14 @@ impl<'a> Section<'a> {
         })
     }
 
-    fn number(&self, key: &str) -> Result<Option<f64>, ConfigError> {
+    pub(crate) fn number(&self, key: &str) -> Result<Option<f64>, ConfigError> {
         self.typed(key, "a number", |v| match v {
             RawValue::Number(n) => Some(*n),
             _ => None,
         })
     }
 
-    fn string(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
+    pub(crate) fn string(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
         self.typed(key, "a string", |v| match v {
             RawValue::String(s) => Some(s.as_str()),
             _ => None,
@@ -177,7 +185,11 @@ impl<'a> Section<'a> {
         })
     }
 
-    fn section(&self, key: &str, known: &[&str]) -> Result<Option<Section<'a>>, ConfigError> {
+    pub(crate) fn section(
+        &self,
+        key: &str,
+        known: &[&str],
+    ) -> Result<Option<Section<'a>>, ConfigError> {
         match self.get(key) {
             RawValue::Undefined => Ok(None),
             value => Ok(Some(Section::new(&self.path_of(key), value, known)?)),
@@ -216,7 +228,7 @@ const BUDGET_KEYS: &[&str] = &[
     "share",
     "maxStaleSeconds",
 ];
-const REFRESH_KEYS: &[&str] = &["minIntervalMs", "maxIntervalMs", "timeoutMs"];
+const REFRESH_KEYS: &[&str] = &["minIntervalMs", "maxIntervalMs", "timeoutMs", "breaker"];
 const AUTHORITY_KEYS: &[&str] = &[
     "url",
     "credential",
@@ -242,10 +254,15 @@ pub fn parse_options(
     let budget = parse_budget(&top)?;
     let cadence = parse_cadence(&top, &budget)?;
     let authority = parse_authority(&top, env)?;
+    let breaker = match top.section("refresh", REFRESH_KEYS)? {
+        Some(refresh) => parse_refresh_breaker(&refresh)?,
+        None => None,
+    };
     Ok(Config {
         budget,
         cadence,
         authority,
+        breaker,
     })
 }
 

@@ -6,6 +6,7 @@
 
 pub mod authority;
 mod bindings;
+pub mod breaker_options;
 pub mod clock;
 pub mod config;
 mod js_thread;
@@ -15,4 +16,4 @@ pub mod runtime;
 pub mod secret;
 pub mod shared;
 
-pub use bindings::{native_noop, Sentinel};
+pub use bindings::{native_noop, BreakerCore, Sentinel};

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::authority::Authority;
 use crate::clock;
+use crate::rules::breaker::{Breaker, BreakerSettings};
 use crate::rules::guard::Lifecycle;
 use crate::rules::{Outcome, Readiness, Status};
 use crate::runtime;
@@ -20,26 +21,47 @@ pub trait Events: Send + Sync + 'static {
     fn transition(&self, from: Status, now: Readiness);
 }
 
-/// Starts refreshing at once: the first refresh is not delayed.
-pub fn start(shared: Arc<Shared>, authority: Authority, events: Arc<dyn Events>) {
+/// Starts refreshing at once: the first refresh is not delayed. With `breaker` settings every
+/// refresh asks a circuit breaker first; while it refuses, the refresh is `indeterminate` and
+/// the authority is not called.
+pub fn start(
+    shared: Arc<Shared>,
+    authority: Authority,
+    events: Arc<dyn Events>,
+    breaker: Option<BreakerSettings>,
+) {
     // Read the starting status here, not in the watcher task: the first refresh may complete
     // before that task first runs, and its transition must not be taken for the start.
     let initial = shared.readiness().status;
     let handle = runtime::handle();
     handle.spawn(watch_transitions(shared.clone(), events, initial));
-    handle.spawn(refresh_loop(shared, authority));
+    let breaker = breaker.map(|settings| Breaker::new(settings, rand::random()));
+    handle.spawn(refresh_loop(shared, authority, breaker));
 }
 
-async fn refresh_loop(shared: Arc<Shared>, authority: Authority) {
+async fn refresh_loop(shared: Arc<Shared>, authority: Authority, mut breaker: Option<Breaker>) {
     loop {
         let Some(ticket) = shared.with_guard(|guard| guard.refresh_sent(clock::now())) else {
             return;
         };
-        let outcome = tokio::select! {
-            biased;
-            _ = shared.closed() => return,
-            answer = tokio::time::timeout(shared.cadence.timeout, authority.check()) => {
-                answer.unwrap_or(Outcome::Indeterminate)
+        let permit = breaker
+            .as_mut()
+            .map(|b| b.acquire(clock::now()))
+            .transpose();
+        let outcome = match permit {
+            Err(_open) => Outcome::Indeterminate,
+            Ok(permit) => {
+                let outcome = tokio::select! {
+                    biased;
+                    _ = shared.closed() => return,
+                    answer = tokio::time::timeout(shared.cadence.timeout, authority.check()) => {
+                        answer.unwrap_or(Outcome::Indeterminate)
+                    }
+                };
+                if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
+                    breaker.settle(permit, outcome.as_call_outcome(), clock::now());
+                }
+                outcome
             }
         };
         shared.with_guard(|guard| guard.refresh_answered(ticket, outcome));

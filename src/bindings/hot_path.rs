@@ -47,12 +47,12 @@ unsafe fn read_units(
     ))
 }
 
-/// Reads up to `argv.len()` arguments and the sentinel state carried in the function's data.
-unsafe fn call_info<'a>(
+/// Reads up to `argv.len()` arguments and the state carried in the function's data.
+pub(super) unsafe fn call_info<'a, T>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
     argv: &mut [sys::napi_value],
-) -> (usize, &'a Shared) {
+) -> (usize, &'a T) {
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(
@@ -63,7 +63,7 @@ unsafe fn call_info<'a>(
         ptr::null_mut(),
         &mut data,
     );
-    (argc, &*(data as *const Shared))
+    (argc, &*(data as *const T))
 }
 
 unsafe fn boolean(env: sys::napi_env, value: bool) -> sys::napi_value {
@@ -77,7 +77,7 @@ unsafe extern "C" fn admit_callback(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let mut argv = [ptr::null_mut(); 1];
-    let (argc, shared) = call_info(env, info, &mut argv);
+    let (argc, shared) = call_info::<Shared>(env, info, &mut argv);
     match units_argument(env, (argc > 0).then_some(argv[0])) {
         Ok(units) => boolean(env, shared.admit(units)),
         Err(_) => ptr::null_mut(),
@@ -89,7 +89,7 @@ unsafe extern "C" fn status_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let (_, shared) = call_info(env, info, &mut []);
+    let (_, shared) = call_info::<Shared>(env, info, &mut []);
     let text = shared.readiness().status.as_str();
     let mut result = ptr::null_mut();
     sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut result);
@@ -101,26 +101,42 @@ unsafe extern "C" fn is_serving_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let (_, shared) = call_info(env, info, &mut []);
+    let (_, shared) = call_info::<Shared>(env, info, &mut []);
     boolean(env, shared.readiness().status.admits())
 }
 
-unsafe extern "C" fn release_shared(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    drop(Arc::from_raw(data as *const Shared));
+unsafe extern "C" fn release<T>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    drop(Arc::from_raw(data as *const T));
 }
 
-/// Defines `admit`, `status` and `isServing` on `this` as own, non-enumerable, read-only properties (so
-/// `util.inspect` and `JSON.stringify` show nothing). Each function keeps the state alive
-/// through its own reference, released when the function is collected.
+/// Defines `admit`, `status` and `isServing` on `this`.
 pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<Shared>) -> Result<()> {
-    type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
-    let functions: [(&std::ffi::CStr, Callback); 3] = [
-        (c"admit", admit_callback),
-        (c"status", status_callback),
-        (c"isServing", is_serving_callback),
-    ];
-    for (name, callback) in functions {
-        let data = Arc::into_raw(shared.clone()) as *mut c_void;
+    install_functions(
+        env,
+        this,
+        shared,
+        &[
+            (c"admit", admit_callback),
+            (c"status", status_callback),
+            (c"isServing", is_serving_callback),
+        ],
+    )
+}
+
+pub(super) type Callback =
+    unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+/// Defines each function on `this` as an own, non-enumerable, read-only property (so
+/// `util.inspect` and `JSON.stringify` show nothing), carrying `state` in its data pointer. Each
+/// function keeps the state alive through its own reference, released when it is collected.
+pub(super) fn install_functions<T: Send + Sync + 'static>(
+    env: &Env,
+    this: &Object<'_>,
+    state: &Arc<T>,
+    functions: &[(&std::ffi::CStr, Callback)],
+) -> Result<()> {
+    for &(name, callback) in functions {
+        let data = Arc::into_raw(state.clone()) as *mut c_void;
         let mut function = ptr::null_mut();
         unsafe {
             check_status!(sys::napi_create_function(
@@ -135,7 +151,7 @@ pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<Shared>) -> Result<()>
                 env.raw(),
                 function,
                 data,
-                Some(release_shared),
+                Some(release::<T>),
                 ptr::null_mut(),
                 ptr::null_mut()
             ))?;

@@ -1,5 +1,6 @@
 //! The napi layer: parse arguments, call the shell or the rules, translate results and errors.
 
+mod breaker;
 mod errors;
 mod events;
 mod hot_path;
@@ -7,6 +8,7 @@ mod options;
 mod sentinel;
 mod types;
 
+pub use breaker::BreakerCore;
 pub use sentinel::Sentinel;
 
 use napi_derive::napi;

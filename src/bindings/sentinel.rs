@@ -76,6 +76,7 @@ impl Sentinel {
             shared.clone(),
             authority,
             Arc::new(EventsHandle(events.clone())),
+            config.breaker,
         );
         Ok(Sentinel {
             shared,

@@ -63,9 +63,13 @@ impl BreakerState {
 enum Phase {
     Closed,
     /// `until: None`: opened by hand, stays open until `close()` or `reset()`.
-    Open { until: Option<Duration> },
+    Open {
+        until: Option<Duration>,
+    },
     /// `trial_since`: when the trial permit was granted, if it is out.
-    HalfOpen { trial_since: Option<Duration> },
+    HalfOpen {
+        trial_since: Option<Duration>,
+    },
 }
 
 impl Phase {
@@ -275,7 +279,8 @@ impl Breaker {
 
     fn should_trip(&self, now: Duration) -> bool {
         let s = &self.settings;
-        let consecutive = s.failure_threshold > 0 && self.consecutive_failures >= s.failure_threshold;
+        let consecutive =
+            s.failure_threshold > 0 && self.consecutive_failures >= s.failure_threshold;
         let rate = s.failure_rate_threshold > 0.0 && {
             let totals = self.window.totals(now);
             totals.calls() >= u64::from(s.minimum_calls).max(1)
@@ -412,7 +417,11 @@ mod tests {
         call(&mut b, CallOutcome::Failure, ms(0));
         call(&mut b, CallOutcome::Failure, ms(1));
         call(&mut b, CallOutcome::Success, ms(2));
-        assert_eq!(b.state(ms(2)), Closed, "3 calls < minimum 4, although 2/3 failed");
+        assert_eq!(
+            b.state(ms(2)),
+            Closed,
+            "3 calls < minimum 4, although 2/3 failed"
+        );
         call(&mut b, CallOutcome::Success, ms(3));
         call(&mut b, CallOutcome::Failure, ms(4));
         assert_eq!(b.state(ms(4)), Open, "3/5 ≥ 0.5 with 5 calls");
@@ -448,7 +457,11 @@ mod tests {
     fn half_open_grants_exactly_one_trial_and_refuses_the_rest_at_once() {
         let mut b = tripped_at(ms(0));
         let trial = b.acquire(ms(1000)).expect("the trial permit");
-        assert_eq!(b.acquire(ms(1001)), Err(ms(499)), "refused until the trial expires");
+        assert_eq!(
+            b.acquire(ms(1001)),
+            Err(ms(499)),
+            "refused until the trial expires"
+        );
         assert_eq!(b.acquire(ms(1200)), Err(ms(300)));
         b.settle(trial, CallOutcome::Success, ms(1300));
         assert_eq!(b.state(ms(1300)), Closed);
@@ -492,7 +505,11 @@ mod tests {
         assert_eq!(b.state(ms(1500)), Open);
         assert_eq!(b.stats().trial_timeouts, 1);
         b.settle(hung, CallOutcome::Success, ms(1600));
-        assert_eq!(b.state(ms(1600)), Open, "the late success must not close it");
+        assert_eq!(
+            b.state(ms(1600)),
+            Open,
+            "the late success must not close it"
+        );
         assert_eq!(b.stats().stale, 1);
         // The reopening dates from the expiry (1500), for a doubled, jittered period.
         let retry = b.acquire(ms(1500)).unwrap_err();
@@ -508,8 +525,16 @@ mod tests {
         }
         let trial = b.acquire(ms(1010)).unwrap();
         b.settle(slow, CallOutcome::Success, ms(1020));
-        assert_eq!(b.state(ms(1020)), HalfOpen, "still waiting for the real trial");
-        assert_eq!(b.acquire(ms(1020)), Err(ms(490)), "and the trial is still the only one");
+        assert_eq!(
+            b.state(ms(1020)),
+            HalfOpen,
+            "still waiting for the real trial"
+        );
+        assert_eq!(
+            b.acquire(ms(1020)),
+            Err(ms(490)),
+            "and the trial is still the only one"
+        );
         b.settle(trial, CallOutcome::Failure, ms(1030));
         assert_eq!(b.state(ms(1030)), Open);
     }
@@ -549,7 +574,11 @@ mod tests {
         call(&mut b, CallOutcome::Failure, ms(1));
         b.close(ms(2));
         call(&mut b, CallOutcome::Failure, ms(3));
-        assert_eq!(b.state(ms(3)), Closed, "two failures before close() no longer count");
+        assert_eq!(
+            b.state(ms(3)),
+            Closed,
+            "two failures before close() no longer count"
+        );
         assert_eq!(b.stats().failures, 3);
         b.reset(ms(4));
         assert_eq!(b.stats(), BreakerStats::default());
@@ -564,9 +593,18 @@ mod tests {
         assert_eq!(
             b.take_transitions(),
             vec![
-                Transition { from: Closed, to: Open },
-                Transition { from: Open, to: HalfOpen },
-                Transition { from: HalfOpen, to: Open },
+                Transition {
+                    from: Closed,
+                    to: Open
+                },
+                Transition {
+                    from: Open,
+                    to: HalfOpen
+                },
+                Transition {
+                    from: HalfOpen,
+                    to: Open
+                },
             ]
         );
         assert!(!b.has_transitions());

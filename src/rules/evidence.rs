@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::breaker::CallOutcome;
+
 /// The result of one refresh (SPEC §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
@@ -35,6 +37,15 @@ impl Outcome {
             .into_iter()
             .find(|outcome| outcome.as_str() == answer)
             .unwrap_or(Outcome::Indeterminate)
+    }
+
+    /// For `refresh.breaker`: a definitive answer, "no" included, shows the authority works;
+    /// only an inconclusive refresh is a failure.
+    pub fn as_call_outcome(self) -> CallOutcome {
+        match self {
+            Outcome::Indeterminate => CallOutcome::Failure,
+            _ => CallOutcome::Success,
+        }
     }
 }
 

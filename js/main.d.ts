@@ -1,0 +1,4 @@
+export { Sentinel, nativeNoop } from '../index';
+export type * from '../index';
+export { CircuitBreaker, CircuitOpenError } from './breaker';
+export type { CircuitBreakerOptions, CircuitBreakerState, CircuitBreakerStateChange, CircuitBreakerStats } from './breaker';

@@ -1,0 +1,234 @@
+//! `BreakerCore`: the native half of the JavaScript `CircuitBreaker` (js/breaker.js). The state
+//! machine is `rules::breaker`; this file reads the clock and translates.
+//!
+//! The two per-call functions, `acquire()` and `settle(token, outcome)`, are installed on each
+//! instance as plain native functions (see `hot_path`) and answer with a single number, so a
+//! call through the breaker builds no JavaScript object:
+//! - `acquire()` → `generation × 8 + flags` when granted (≥ 0; pass it back to `settle` as is),
+//!   or `-(retryAfterMs × 8 + flags) - 1` when refused (< 0);
+//! - `settle(token, outcome)` → `flags`;
+//! - `flags` = state code (0 closed, 1 open, 2 half_open) + 4 when transitions wait in
+//!   `takeTransitions()`.
+
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+use parking_lot::Mutex;
+
+use super::errors::{self, Kind};
+use super::hot_path::{call_info, install_functions};
+use super::options::to_raw;
+use crate::breaker_options::parse_circuit_breaker;
+use crate::clock;
+use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
+
+const FLAG_TRANSITIONS: u64 = 4;
+const TOKEN_SCALE: f64 = 8.0;
+
+/// Outcome codes `settle` accepts (js/breaker.js uses the same numbers).
+const OUTCOMES: [CallOutcome; 4] = [
+    CallOutcome::Success,
+    CallOutcome::Failure,
+    CallOutcome::Timeout,
+    CallOutcome::Ignored,
+];
+
+fn state_code(state: BreakerState) -> u64 {
+    match state {
+        BreakerState::Closed => 0,
+        BreakerState::Open => 1,
+        BreakerState::HalfOpen => 2,
+    }
+}
+
+struct Cell(Mutex<Breaker>);
+
+impl Cell {
+    /// Runs `f` at `now`, then reads the flags (state + pending transitions).
+    fn with<T>(&self, f: impl FnOnce(&mut Breaker, std::time::Duration) -> T) -> (T, u64) {
+        let mut breaker = self.0.lock();
+        let now = clock::now();
+        let result = f(&mut breaker, now);
+        let pending = if breaker.has_transitions() {
+            FLAG_TRANSITIONS
+        } else {
+            0
+        };
+        (result, state_code(breaker.state(now)) + pending)
+    }
+}
+
+/// The native state of one `CircuitBreaker`; use `CircuitBreaker` from JavaScript instead.
+#[napi]
+pub struct BreakerCore {
+    cell: Arc<Cell>,
+    name: String,
+    timeout_ms: f64,
+}
+
+#[napi]
+impl BreakerCore {
+    /// Validates the options (errors name the option, code `ERR_SPEND_SENTINEL_CONFIG`).
+    #[napi(constructor, ts_args_type = "options?: object")]
+    pub fn new(env: Env, this: This, options: Option<Unknown>) -> Result<Self> {
+        let raw = match options {
+            Some(options) => to_raw(&options)?,
+            None => crate::config::RawValue::Undefined,
+        };
+        let config = parse_circuit_breaker(&raw).map_err(|e| {
+            let message = format!("CircuitBreaker: {e}");
+            errors::throw(env.raw(), Kind::Error, errors::CONFIG, &message)
+        })?;
+        let cell = Arc::new(Cell(Mutex::new(Breaker::new(
+            config.settings,
+            rand::random(),
+        ))));
+        install_functions(
+            &env,
+            &this,
+            &cell,
+            &[(c"acquire", acquire_callback), (c"settle", settle_callback)],
+        )?;
+        Ok(BreakerCore {
+            cell,
+            name: config.name,
+            timeout_ms: config.timeout_ms,
+        })
+    }
+
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// Bound on each call, ms (0: none).
+    #[napi(getter)]
+    pub fn timeout_ms(&self) -> f64 {
+        self.timeout_ms
+    }
+
+    /// Flags (see the module docs) after applying what time alone changes.
+    #[napi]
+    pub fn flags(&self) -> u32 {
+        self.cell.with(|_, _| ()).1 as u32
+    }
+
+    #[napi]
+    pub fn force_open(&self) -> u32 {
+        self.cell.with(Breaker::force_open).1 as u32
+    }
+
+    #[napi]
+    pub fn close(&self) -> u32 {
+        self.cell.with(Breaker::close).1 as u32
+    }
+
+    #[napi]
+    pub fn reset(&self) -> u32 {
+        self.cell.with(Breaker::reset).1 as u32
+    }
+
+    /// Committed transitions since the last call, as `[from, to, from, to, ...]` state codes.
+    #[napi]
+    pub fn take_transitions(&self) -> Vec<u32> {
+        let transitions = self.cell.0.lock().take_transitions();
+        transitions
+            .iter()
+            .flat_map(|t| [state_code(t.from) as u32, state_code(t.to) as u32])
+            .collect()
+    }
+
+    #[napi(ts_return_type = "CircuitBreakerStats")]
+    pub fn stats(&self) -> BreakerStatsObject {
+        let (stats, consecutive, totals) = self
+            .cell
+            .with(|b, now| (b.stats(), b.consecutive_failures(), b.window_totals(now)))
+            .0;
+        BreakerStatsObject {
+            successes: stats.successes as f64,
+            failures: stats.failures as f64,
+            timeouts: stats.timeouts as f64,
+            ignored: stats.ignored as f64,
+            refused: stats.refused as f64,
+            stale: stats.stale as f64,
+            trial_timeouts: stats.trial_timeouts as f64,
+            opened: stats.opened as f64,
+            consecutive_failures: consecutive,
+            window_calls: totals.calls() as f64,
+            window_failures: totals.failures as f64,
+        }
+    }
+}
+
+/// Counts since the breaker was made (or `reset()`), and the rolling window now.
+#[napi(object, js_name = "CircuitBreakerStats")]
+pub struct BreakerStatsObject {
+    pub successes: f64,
+    /// Failures, timeouts included.
+    pub failures: f64,
+    pub timeouts: f64,
+    /// Errors `isFailure` said do not count.
+    pub ignored: f64,
+    /// Calls refused while open or while the half-open trial was out.
+    pub refused: f64,
+    /// Results of calls admitted by an older generation, which changed nothing.
+    pub stale: f64,
+    /// Half-open trials that did not settle within `trialTimeoutMs`.
+    pub trial_timeouts: f64,
+    /// Times the breaker opened.
+    pub opened: f64,
+    pub consecutive_failures: u32,
+    pub window_calls: f64,
+    pub window_failures: f64,
+}
+
+unsafe fn number(env: sys::napi_env, value: f64) -> sys::napi_value {
+    let mut result = ptr::null_mut();
+    sys::napi_create_double(env, value, &mut result);
+    result
+}
+
+unsafe extern "C" fn acquire_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let (_, cell) = call_info::<Cell>(env, info, &mut []);
+    let (answer, flags) = cell.with(|b, now| b.acquire(now));
+    let encoded = match answer {
+        Ok(permit) => permit.generation as f64 * TOKEN_SCALE + flags as f64,
+        Err(retry_after) => {
+            let retry_ms = retry_after.as_secs_f64() * 1000.0;
+            -(retry_ms.ceil() * TOKEN_SCALE + flags as f64) - 1.0
+        }
+    };
+    number(env, encoded)
+}
+
+unsafe extern "C" fn settle_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 2];
+    let (_, cell) = call_info::<Cell>(env, info, &mut argv);
+    let (mut token, mut code) = (-1.0, -1.0);
+    sys::napi_get_value_double(env, argv[0], &mut token);
+    sys::napi_get_value_double(env, argv[1], &mut code);
+    let outcome = OUTCOMES.get(code as usize).filter(|_| code >= 0.0);
+    let (Some(&outcome), true) = (outcome, token >= 0.0) else {
+        errors::throw(
+            env,
+            Kind::TypeError,
+            errors::CONFIG,
+            "settle(token, outcome): token must come from acquire() and outcome be 0..3",
+        );
+        return ptr::null_mut();
+    };
+    let permit = Permit {
+        generation: (token / TOKEN_SCALE).floor() as u64,
+    };
+    let ((), flags) = cell.with(|b, now| b.settle(permit, outcome, now));
+    number(env, flags as f64)
+}
