@@ -130,20 +130,28 @@ class CircuitBreaker {
     return new CircuitOpenError(this.#name, (code - flags) / 8);
   }
 
+  /**
+   * Races `fn` against the timer. The timeout is decided (and its promise rejected) before the
+   * signal is aborted: an `fn` that rejects inside its abort listener must not pass for an
+   * ordinary error, which `isFailure` might then ignore.
+   */
   async #callWithTimeout(fn, args) {
     const controller = new AbortController();
+    let timedOut = null;
     let timer;
     const timeout = new Promise((_, reject) => {
       timer = setTimeout(() => {
-        const error = Object.assign(new Error(`circuit "${this.#name}": call timed out after ${this.#timeoutMs} ms`), {
+        timedOut = Object.assign(new Error(`circuit "${this.#name}": call timed out after ${this.#timeoutMs} ms`), {
           code: 'ERR_SPEND_SENTINEL_TIMEOUT',
         });
-        controller.abort(error);
-        reject(new CallTimeout(error));
+        reject(new CallTimeout(timedOut));
+        controller.abort(timedOut);
       }, this.#timeoutMs);
     });
     try {
       return await Promise.race([fn(...args, { signal: controller.signal }), timeout]);
+    } catch (err) {
+      throw timedOut ? new CallTimeout(timedOut) : err;
     } finally {
       clearTimeout(timer);
     }

@@ -47,10 +47,12 @@ fn state_code(state: BreakerState) -> u64 {
 struct Cell(Mutex<Breaker>);
 
 impl Cell {
-    /// Runs `f` at `now`, then reads the flags (state + pending transitions).
+    /// Runs `f` at `now` (after applying what time alone changed, so reads are current), then
+    /// reads the flags (state + pending transitions).
     fn with<T>(&self, f: impl FnOnce(&mut Breaker, std::time::Duration) -> T) -> (T, u64) {
         let mut breaker = self.0.lock();
         let now = clock::now();
+        breaker.state(now);
         let result = f(&mut breaker, now);
         let pending = if breaker.has_transitions() {
             FLAG_TRANSITIONS

@@ -222,8 +222,10 @@ impl Breaker {
     /// Opens by hand: every call is refused until `close()` or `reset()`.
     pub fn force_open(&mut self, now: Duration) {
         self.advance(now);
+        if self.phase.state() != BreakerState::Open {
+            self.stats.opened += 1;
+        }
         self.transition_to(Phase::Open { until: None });
-        self.stats.opened += 1;
     }
 
     /// Closes by hand, with a clean slate of failures.
@@ -560,6 +562,12 @@ mod tests {
     fn opened_by_hand_it_stays_open_until_closed() {
         let mut b = breaker(settings());
         b.force_open(ms(0));
+        b.force_open(ms(1));
+        assert_eq!(
+            b.stats().opened,
+            1,
+            "opening an open breaker is not another opening"
+        );
         assert_eq!(b.state(ms(3_600_000)), Open);
         assert!(b.acquire(ms(3_600_000)).is_err());
         b.close(ms(3_600_001));

@@ -1,0 +1,178 @@
+// `refresh.breaker`: the sentinel's refresh loop behind the same circuit breaker state machine.
+// While the breaker is open a refresh is indeterminate without calling the authority, so a fleet
+// in an outage stops hammering it; readiness follows the usual rules (degraded, then not_ready /
+// evidence_too_old when the window runs out). Only an inconclusive refresh is a failure: a denial
+// is a definitive answer. Fast timings: window 1 s, pauses 20-40 ms, refresh timeout 300 ms.
+import { describe, test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import {
+  FAST_REFRESH,
+  catchError,
+  fastOptions,
+  held,
+  never,
+  quietPeriod,
+  recordTransitions,
+  scriptedAuthority,
+  sentinelPool,
+  sequence,
+} from './helpers/wait.mjs';
+
+const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
+
+const pool = sentinelPool(Sentinel);
+afterEach(() => pool.closeAll());
+
+const BREAKER = Object.freeze({ failureThreshold: 2, openMs: 300 });
+/** Well above the largest pause (40 ms) plus scheduling noise, well below openMs 300. */
+const MAX_NORMAL_GAP_MS = 200;
+
+/** A sentinel on a scripted authority with `refresh.breaker` (or none when `breaker` is undefined). */
+function start(behaviour, breaker, refresh = {}) {
+  const auth = scriptedAuthority(behaviour);
+  const refreshOptions = breaker === undefined ? { ...FAST_REFRESH, ...refresh } : { ...FAST_REFRESH, ...refresh, breaker };
+  const sentinel = pool.make({ ...fastOptions(auth), refresh: refreshOptions });
+  const transitions = recordTransitions(sentinel);
+  return { auth, sentinel, transitions };
+}
+
+/** Gaps (ms) between the starts of consecutive calls `from`..`to`. */
+function startGaps(auth, from, to) {
+  const gaps = [];
+  for (let i = from + 1; i <= to; i += 1) gaps.push(auth.calls[i].startedAt - auth.calls[i - 1].startedAt);
+  return gaps;
+}
+
+const show = (gaps) => gaps.map((g) => g.toFixed(0)).join(', ');
+
+describe('an open breaker stops the refresh calls', () => {
+  test('two indeterminate answers open it: no inspect call for openMs, then one trial; a valid trial brings ready and the normal cadence back', async () => {
+    // call 0 valid, calls 1-2 indeterminate (trip), call 3 = the trial, held by the test, later calls valid
+    const trialCall = 3;
+    const { auth, sentinel, transitions } = start((call) => {
+      if (call.index === 0) return Promise.resolve('valid');
+      if (call.index < trialCall) return Promise.resolve('indeterminate');
+      if (call.index === trialCall) return held(call);
+      return Promise.resolve('valid');
+    }, BREAKER);
+    await transitions.waitFor({ to: 'ready' });
+    await transitions.waitFor({ from: 'ready', to: 'degraded' });
+    const tripping = await auth.call(2);
+
+    await quietPeriod(200); // < openMs 300; without the breaker 5-10 refreshes would run meanwhile
+    assert.equal(auth.callCount, 3, 'inspect was called while the breaker was open');
+
+    const trial = await auth.call(trialCall, 3000);
+    const wait = trial.startedAt - tripping.startedAt;
+    assert.ok(wait >= 280, `the trial started ${wait.toFixed(0)} ms after the tripping call: before openMs 300`);
+    assert.ok(wait <= 300 + 40 + 500, `the trial started ${wait.toFixed(0)} ms after the tripping call: long after openMs 300`);
+    assert.equal(sentinel.readiness().status, 'degraded', 'an open breaker is an outage: degraded, evidence kept');
+
+    trial.release('valid');
+    const back = await transitions.next({ to: 'ready' });
+    assert.deepEqual({ from: back.from, reason: back.reason }, { from: 'degraded', reason: 'verified' });
+    await auth.call(trialCall + 6, 3000);
+    const gaps = startGaps(auth, trialCall + 1, trialCall + 6);
+    assert.ok(gaps.every((g) => g < MAX_NORMAL_GAP_MS), `gaps after the breaker closed: ${show(gaps)} ms`);
+    assert.equal(sentinel.readiness().status, 'ready');
+  });
+
+  test('an authority that never answers: two timed-out refreshes open it, and no inspect call runs during openMs', async () => {
+    // refresh.timeoutMs 300, openMs 600: call 2 times out ~300 ms after it starts, then 600 ms open.
+    const { auth, transitions } = start(sequence(['valid'], never), { failureThreshold: 2, openMs: 600 });
+    await transitions.waitFor({ to: 'ready' });
+    const tripping = await auth.call(2, 3000);
+    // Without the breaker call 3 would start ~320-340 ms after call 2; with it, ≥ 900 ms.
+    await quietPeriod(600);
+    assert.equal(auth.callCount, 3, 'inspect was called while the breaker was open');
+    const trial = await auth.call(3, 3000);
+    const wait = trial.startedAt - tripping.startedAt;
+    assert.ok(wait >= 850, `the trial started ${wait.toFixed(0)} ms after the tripping call (timeout 300 + openMs 600)`);
+  });
+
+  test('readiness as usual: degraded, then not_ready / evidence_too_old when the window runs out, with only a few inspect calls', async () => {
+    const { auth, sentinel, transitions } = start(sequence(['valid'], 'indeterminate'), BREAKER);
+    await transitions.waitFor({ to: 'ready' });
+    const degraded = await transitions.waitFor({ to: 'degraded' });
+    assert.deepEqual({ from: degraded.from, reason: degraded.reason }, { from: 'ready', reason: 'refresh_indeterminate' });
+    const stale = await transitions.waitFor({ to: 'not_ready' }, { ms: 3000 });
+    assert.deepEqual({ from: stale.from, reason: stale.reason }, { from: 'degraded', reason: 'evidence_too_old' });
+    const r = sentinel.readiness();
+    assert.deepEqual([r.status, r.reason, r.httpStatus], ['not_ready', 'evidence_too_old', 503]);
+    assert.equal(sentinel.admit(), false);
+    // Within the 1 s window: 1 valid, 2 tripping, trials at ~0.36 s and ~0.8-0.95 s. Without the
+    // breaker it would be 25-50 calls.
+    const during = auth.calls.filter((c) => c.startedAt <= stale.at).length;
+    assert.ok(during <= 6, `${during} inspect calls before evidence_too_old; the breaker did not hold them back`);
+  });
+
+  for (const denial of ['invalid_credential', 'capability_missing']) {
+    test(`a denial ('${denial}') is a definitive answer: it does not trip the breaker, calls keep coming`, async () => {
+      const { auth, sentinel, transitions } = start(sequence(['valid'], denial), BREAKER);
+      const event = await transitions.waitFor({ to: 'not_ready' });
+      assert.equal(event.reason, denial);
+      await auth.call(12, 3000);
+      const gaps = startGaps(auth, 1, 12);
+      assert.ok(gaps.every((g) => g < MAX_NORMAL_GAP_MS), `gaps between denials: ${show(gaps)} ms (openMs 300 means the breaker opened)`);
+      assert.equal(sentinel.readiness().reason, denial);
+    });
+  }
+});
+
+describe('refresh.breaker options', () => {
+  test('refresh.breaker: true uses the defaults (5 consecutive failures, open 5 s)', async () => {
+    const { auth, transitions } = start(sequence(['valid'], 'indeterminate'), true);
+    await transitions.waitFor({ to: 'degraded' });
+    await auth.call(5, 3000); // 5 indeterminate answers: calls 1-5
+    await quietPeriod(400);
+    assert.equal(auth.callCount, 6, 'after 5 inconclusive refreshes the default breaker is open for 5 s');
+  });
+
+  const BAD = [
+    ['openMs', { openMs: 0 }],
+    ['failureThreshold', { failureThreshold: -1 }],
+    ['failureThreshold', { failureThreshold: 1.5 }],
+    ['failureRateThreshold', { failureRateThreshold: 2 }],
+    ['windowMs', { windowMs: 0 }],
+    ['minimumCalls', { minimumCalls: 'many' }],
+    ['maxOpenMs', { openMs: 2000, maxOpenMs: 1000 }],
+    ['trialTimeoutMs', { trialTimeoutMs: -5 }],
+    // Options of the JavaScript CircuitBreaker that make no sense for the refresh loop.
+    ['timeoutMs', { timeoutMs: 100 }],
+    ['isFailure', { isFailure: () => true }],
+    ['name', { name: 'refresh' }],
+    ['treshold', { treshold: 2 }],
+  ];
+  for (const [option, breaker] of BAD) {
+    const shown = typeof breaker.isFailure === 'function' ? '{"isFailure":<function>}' : JSON.stringify(breaker);
+    test(`refresh.breaker ${shown} fails with ERR_SPEND_SENTINEL_CONFIG naming refresh.breaker.${option}`, async () => {
+      const auth = scriptedAuthority('valid');
+      const err = catchError(() => pool.make({ ...fastOptions(auth), refresh: { ...FAST_REFRESH, breaker } }));
+      assert.ok(err instanceof Error, `${err}`);
+      assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG');
+      assert.ok(err.message.includes(`refresh.breaker.${option}`), `message names refresh.breaker.${option}: ${err.message}`);
+    });
+  }
+
+  for (const [label, breaker] of [['a string', 'yes'], ['null', null], ['a number', 1]]) {
+    test(`refresh.breaker as ${label} fails with ERR_SPEND_SENTINEL_CONFIG naming refresh.breaker`, async () => {
+      const auth = scriptedAuthority('valid');
+      const err = catchError(() => pool.make({ ...fastOptions(auth), refresh: { ...FAST_REFRESH, breaker } }));
+      assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG');
+      assert.match(err.message, /refresh\.breaker\b/);
+      await quietPeriod(50);
+      assert.equal(auth.callCount, 0, 'no sentinel started: the authority was never called');
+    });
+  }
+
+  for (const [label, breaker] of [['without refresh.breaker', undefined], ['with refresh.breaker: false', false]]) {
+    test(`${label}, inspect keeps being called during an outage`, async () => {
+      const { auth, transitions } = start(sequence(['valid'], 'indeterminate'), breaker);
+      await transitions.waitFor({ to: 'degraded' });
+      await auth.call(15, 3000);
+      const gaps = startGaps(auth, 1, 15);
+      assert.ok(gaps.every((g) => g < MAX_NORMAL_GAP_MS), `gaps between inconclusive refreshes: ${show(gaps)} ms`);
+    });
+  }
+});
