@@ -16,8 +16,8 @@ export declare class BreakerCore {
   get name(): string
   /** Bound on each call, ms (0: none). */
   get timeoutMs(): number
-  /** Flags (see the module docs) after applying what time alone changes. */
-  flags(): number
+  /** The token (see the module docs) after applying what time alone changes. */
+  token(): number
   forceOpen(): number
   close(): number
   reset(): number

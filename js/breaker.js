@@ -12,42 +12,61 @@ const FAILURE = 1;
 const TIMEOUT = 2;
 const IGNORED = 3;
 
-/** A signal for calls without `timeoutMs`: nothing aborts them, so one shared signal will do. */
-const NEVER_ABORTED = new AbortController().signal;
+/** The last argument of calls without `timeoutMs`: nothing aborts them, so one shared, frozen one. */
+const UNBOUNDED_CALL = Object.freeze({ signal: new AbortController().signal });
 
 /**
- * Thrown by `fire()` while the breaker refuses calls. Cheap on purpose: no stack is captured
- * (a refusal is an expected, frequent answer, not a bug to trace).
+ * Thrown by `fire()` while the breaker refuses calls. Cheap on purpose: a refusal is an expected,
+ * frequent answer, not a bug to trace, so `fire()` makes it without running the `Error`
+ * constructor (no stack capture); `message` and `stack` are computed when read.
  */
 class CircuitOpenError extends Error {
-  constructor(name, retryAfterMs) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(`circuit "${name}" is open; retry after ${retryAfterMs} ms`);
-    Error.stackTraceLimit = limit;
-    this.name = 'CircuitOpenError';
-    this.code = 'ERR_SPEND_SENTINEL_CIRCUIT_OPEN';
-    this.breaker = name;
-    this.retryAfterMs = retryAfterMs;
+  constructor(breaker, retryAfterMs) {
+    super();
+    return refusalError(breaker, retryAfterMs);
   }
+
+  get message() {
+    return `circuit "${this.breaker}" is open; retry after ${this.retryAfterMs} ms`;
+  }
+
+  get stack() {
+    return `${this.name}: ${this.message}`;
+  }
+}
+Object.defineProperties(CircuitOpenError.prototype, {
+  name: { value: 'CircuitOpenError' },
+  code: { value: 'ERR_SPEND_SENTINEL_CIRCUIT_OPEN' },
+});
+
+function refusalError(breaker, retryAfterMs) {
+  const error = Object.create(CircuitOpenError.prototype);
+  error.breaker = breaker;
+  error.retryAfterMs = retryAfterMs;
+  return error;
 }
 
 class CircuitBreaker {
   #core;
   #acquire;
-  #settle;
+  #settleNative;
   #name;
   #timeoutMs;
   #isFailure;
   #listeners = new Set();
+  /** While closed: the token of the current generation (no need to ask); otherwise -1. */
+  #closedToken = -1;
+  /** Settles calls admitted with `#closedToken`, made once per generation, not per call. */
+  #closedSettlers = null;
 
   constructor(options) {
     this.#core = new BreakerCore(options); // validates every option, throws naming it
     this.#acquire = this.#core.acquire;
-    this.#settle = this.#core.settle;
+    this.#settleNative = this.#core.settle;
     this.#name = this.#core.name;
     this.#timeoutMs = this.#core.timeoutMs;
     this.#isFailure = options?.isFailure ?? null;
+    this.#note(this.#core.token());
   }
 
   get name() {
@@ -56,7 +75,7 @@ class CircuitBreaker {
 
   /** `'closed' | 'open' | 'half_open'`, computed now. */
   get state() {
-    return STATES[this.#flags(this.#core.flags()) & 3];
+    return STATES[this.#note(this.#core.token()) & 3];
   }
 
   /** Counts since creation (or `reset()`), and the rolling window now. */
@@ -69,22 +88,55 @@ class CircuitBreaker {
    * does; rejects with `CircuitOpenError` when refused, and with an `ERR_SPEND_SENTINEL_TIMEOUT`
    * error (the signal aborted) when `timeoutMs` runs out first.
    */
-  async fire(fn, ...args) {
-    if (typeof fn !== 'function') throw new TypeError(`circuit "${this.#name}": fire(fn): fn must be a function`);
-    const token = this.#acquire();
-    if (token < 0) throw this.#refusal(token);
-    this.#flags(token % 8);
+  fire(fn, ...args) {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new TypeError(`circuit "${this.#name}": fire(fn): fn must be a function`));
+    }
+    let token = this.#closedToken;
+    if (token < 0) {
+      token = this.#acquire();
+      if (token < 0) return Promise.reject(this.#refusal(token));
+      this.#note(token);
+    }
+    if (this.#timeoutMs > 0) return this.#fireWithTimeout(token, fn, args);
+    let result;
+    try {
+      result = fn(...args, UNBOUNDED_CALL);
+    } catch (err) {
+      this.#settle(token, this.#counts(err) ? FAILURE : IGNORED);
+      return Promise.reject(err);
+    }
+    // The caller gets fn's own promise; the outcome is recorded by a reaction registered first,
+    // so the state has changed before the caller's own code resumes.
+    const promise = Promise.resolve(result);
+    const settlers = token === this.#closedToken ? this.#closedSettlers : this.#settlersFor(token);
+    promise.then(settlers.success, settlers.failure);
+    return promise;
+  }
+
+  async #fireWithTimeout(token, fn, args) {
     let outcome = FAILURE;
     try {
-      const result = this.#timeoutMs > 0 ? await this.#callWithTimeout(fn, args) : await fn(...args, { signal: NEVER_ABORTED });
+      const result = await this.#callWithTimeout(fn, args);
       outcome = SUCCESS;
       return result;
     } catch (err) {
       outcome = err instanceof CallTimeout ? TIMEOUT : this.#counts(err) ? FAILURE : IGNORED;
       throw err instanceof CallTimeout ? err.error : err;
     } finally {
-      this.#flags(this.#settle(token, outcome));
+      this.#settle(token, outcome);
     }
+  }
+
+  #settlersFor(token) {
+    return {
+      success: () => this.#settle(token, SUCCESS),
+      failure: (err) => this.#settle(token, this.#counts(err) ? FAILURE : IGNORED),
+    };
+  }
+
+  #settle(token, outcome) {
+    this.#note(this.#settleNative(token * 4 + outcome));
   }
 
   /** Registers `listener({ name, from, to })`, called after each committed change. Returns a remover. */
@@ -101,17 +153,17 @@ class CircuitBreaker {
 
   /** Refuses every call until `close()` or `reset()`. */
   open() {
-    this.#flags(this.#core.forceOpen());
+    this.#note(this.#core.forceOpen());
   }
 
   /** Closes, forgetting recent failures. */
   close() {
-    this.#flags(this.#core.close());
+    this.#note(this.#core.close());
   }
 
   /** Closes and zeroes the stats. */
   reset() {
-    this.#flags(this.#core.reset());
+    this.#note(this.#core.reset());
   }
 
   #counts(err) {
@@ -126,8 +178,8 @@ class CircuitBreaker {
   #refusal(token) {
     const code = -token - 1;
     const flags = code % 8;
-    this.#flags(flags);
-    return new CircuitOpenError(this.#name, (code - flags) / 8);
+    this.#note(flags);
+    return refusalError(this.#name, (code - flags) / 8);
   }
 
   /**
@@ -157,8 +209,21 @@ class CircuitBreaker {
     }
   }
 
-  /** Reports the transitions the flags announce, then passes the flags on. */
-  #flags(flags) {
+  /**
+   * Takes in a token (or bare flags) the core answered: remembers the token while closed, and
+   * reports the transitions it announces. Returns the flags.
+   */
+  #note(token) {
+    const flags = token % 8;
+    if ((flags & 3) === 0) {
+      if (token - flags !== this.#closedToken) {
+        this.#closedToken = token - flags;
+        this.#closedSettlers = this.#settlersFor(this.#closedToken);
+      }
+    } else {
+      this.#closedToken = -1;
+      this.#closedSettlers = null;
+    }
     if (flags & FLAG_TRANSITIONS) this.#emit(this.#core.takeTransitions());
     return flags;
   }

@@ -1,14 +1,14 @@
 //! `BreakerCore`: the native half of the JavaScript `CircuitBreaker` (js/breaker.js). The state
 //! machine is `rules::breaker`; this file reads the clock and translates.
 //!
-//! The two per-call functions, `acquire()` and `settle(token, outcome)`, are installed on each
-//! instance as plain native functions (see `hot_path`) and answer with a single number, so a
-//! call through the breaker builds no JavaScript object:
-//! - `acquire()` → `generation × 8 + flags` when granted (≥ 0; pass it back to `settle` as is),
-//!   or `-(retryAfterMs × 8 + flags) - 1` when refused (< 0);
-//! - `settle(token, outcome)` → `flags`;
-//! - `flags` = state code (0 closed, 1 open, 2 half_open) + 4 when transitions wait in
-//!   `takeTransitions()`.
+//! The two per-call functions, `acquire()` and `settle(token × 4 + outcome)`, are installed on
+//! each instance as plain native functions (see `hot_path`) and answer with a single number, so
+//! a call through the breaker builds no JavaScript object. That number is a **token**:
+//! `generation × 8 + flags` (≥ 0), where `flags` is the state code (0 closed, 1 open,
+//! 2 half_open), plus 4 when transitions wait in `takeTransitions()`. A granted `acquire()` answers the token of
+//! its permit; a refused one answers `-(retryAfterMs × 8 + flags) - 1` (< 0). `settle` and the
+//! other operations answer the token after the change. While the state is closed, the JavaScript
+//! half reuses the last token without asking (closed changes only through these calls).
 
 use std::ptr;
 use std::sync::Arc;
@@ -27,6 +27,8 @@ use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
 const FLAG_TRANSITIONS: u64 = 4;
 const TOKEN_SCALE: f64 = 8.0;
+/// `settle`'s argument is `token × OUTCOME_SCALE + outcome`.
+const OUTCOME_SCALE: f64 = 4.0;
 
 /// Outcome codes `settle` accepts (js/breaker.js uses the same numbers).
 const OUTCOMES: [CallOutcome; 4] = [
@@ -46,10 +48,23 @@ fn state_code(state: BreakerState) -> u64 {
 
 struct Cell(Mutex<Breaker>);
 
+/// What the operations answer besides their own result.
+#[derive(Clone, Copy)]
+struct Token {
+    generation: u64,
+    flags: u64,
+}
+
+impl Token {
+    fn encoded(self) -> f64 {
+        self.generation as f64 * TOKEN_SCALE + self.flags as f64
+    }
+}
+
 impl Cell {
     /// Runs `f` at `now` (after applying what time alone changed, so reads are current), then
-    /// reads the flags (state + pending transitions).
-    fn with<T>(&self, f: impl FnOnce(&mut Breaker, std::time::Duration) -> T) -> (T, u64) {
+    /// reads the token (generation, state, pending transitions).
+    fn with<T>(&self, f: impl FnOnce(&mut Breaker, std::time::Duration) -> T) -> (T, Token) {
         let mut breaker = self.0.lock();
         let now = clock::now();
         breaker.state(now);
@@ -59,7 +74,11 @@ impl Cell {
         } else {
             0
         };
-        (result, state_code(breaker.state(now)) + pending)
+        let token = Token {
+            generation: breaker.generation(),
+            flags: state_code(breaker.state(now)) + pending,
+        };
+        (result, token)
     }
 }
 
@@ -112,25 +131,25 @@ impl BreakerCore {
         self.timeout_ms
     }
 
-    /// Flags (see the module docs) after applying what time alone changes.
+    /// The token (see the module docs) after applying what time alone changes.
     #[napi]
-    pub fn flags(&self) -> u32 {
-        self.cell.with(|_, _| ()).1 as u32
+    pub fn token(&self) -> f64 {
+        self.cell.with(|_, _| ()).1.encoded()
     }
 
     #[napi]
-    pub fn force_open(&self) -> u32 {
-        self.cell.with(Breaker::force_open).1 as u32
+    pub fn force_open(&self) -> f64 {
+        self.cell.with(Breaker::force_open).1.encoded()
     }
 
     #[napi]
-    pub fn close(&self) -> u32 {
-        self.cell.with(Breaker::close).1 as u32
+    pub fn close(&self) -> f64 {
+        self.cell.with(Breaker::close).1.encoded()
     }
 
     #[napi]
-    pub fn reset(&self) -> u32 {
-        self.cell.with(Breaker::reset).1 as u32
+    pub fn reset(&self) -> f64 {
+        self.cell.with(Breaker::reset).1.encoded()
     }
 
     /// Committed transitions since the last call, as `[from, to, from, to, ...]` state codes.
@@ -198,12 +217,12 @@ unsafe extern "C" fn acquire_callback(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let (_, cell) = call_info::<Cell>(env, info, &mut []);
-    let (answer, flags) = cell.with(|b, now| b.acquire(now));
+    let (answer, token) = cell.with(|b, now| b.acquire(now));
     let encoded = match answer {
-        Ok(permit) => permit.generation as f64 * TOKEN_SCALE + flags as f64,
+        Ok(_permit) => token.encoded(),
         Err(retry_after) => {
             let retry_ms = retry_after.as_secs_f64() * 1000.0;
-            -(retry_ms.ceil() * TOKEN_SCALE + flags as f64) - 1.0
+            -(retry_ms.ceil() * TOKEN_SCALE + token.flags as f64) - 1.0
         }
     };
     number(env, encoded)
@@ -213,24 +232,23 @@ unsafe extern "C" fn settle_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 2];
+    let mut argv = [ptr::null_mut(); 1];
     let (_, cell) = call_info::<Cell>(env, info, &mut argv);
-    let (mut token, mut code) = (-1.0, -1.0);
-    sys::napi_get_value_double(env, argv[0], &mut token);
-    sys::napi_get_value_double(env, argv[1], &mut code);
-    let outcome = OUTCOMES.get(code as usize).filter(|_| code >= 0.0);
-    let (Some(&outcome), true) = (outcome, token >= 0.0) else {
+    let mut argument = -1.0;
+    sys::napi_get_value_double(env, argv[0], &mut argument);
+    if argument.is_nan() || argument < 0.0 {
         errors::throw(
             env,
             Kind::TypeError,
             errors::CONFIG,
-            "settle(token, outcome): token must come from acquire() and outcome be 0..3",
+            "settle(token × 4 + outcome): token must come from acquire(), outcome be 0..3",
         );
         return ptr::null_mut();
-    };
+    }
+    let outcome = OUTCOMES[(argument % OUTCOME_SCALE) as usize];
     let permit = Permit {
-        generation: (token / TOKEN_SCALE).floor() as u64,
+        generation: (argument / (OUTCOME_SCALE * TOKEN_SCALE)).floor() as u64,
     };
-    let ((), flags) = cell.with(|b, now| b.settle(permit, outcome, now));
-    number(env, flags as f64)
+    let ((), token) = cell.with(|b, now| b.settle(permit, outcome, now));
+    number(env, token.encoded())
 }

@@ -244,6 +244,11 @@ impl Breaker {
         self.stats
     }
 
+    /// The current generation: a permit granted now would carry it.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     pub fn consecutive_failures(&self) -> u32 {
         self.consecutive_failures
     }
