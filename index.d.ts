@@ -62,6 +62,13 @@ export declare class Sentinel {
    * says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
    */
   refusalReason(units?: number): ReadinessReason | null
+  /**
+   * Prometheus text exposition (format 0.0.4) of this sentinel, and of every live
+   * `CircuitBreaker` created with a `name`.
+   */
+  metrics(): string
+  /** The same series as `metrics()`, as data (for the prom-client bridge). */
+  metricFamilies(): MetricFamily[]
   /** Units admitted after the current evidence time (the unverified exposure). */
   get unverifiedUnits(): number
   /** b × share: the most this node admits on unverified evidence. */
@@ -159,6 +166,22 @@ export interface InspectAuthorityOptions {
   inspect: () => Promise<RefreshOutcome>
 }
 
+/** One metric family of `metricFamilies()`: what `metrics()` renders as text. */
+export interface MetricFamily {
+  name: string
+  help: string
+  /** `gauge`, `counter` or `histogram`. */
+  type: string
+  samples: Array<MetricSample>
+}
+
+export interface MetricSample {
+  /** The family name, or its `_bucket` / `_sum` / `_count` series. */
+  name: string
+  labels: Record<string, string>
+  value: number
+}
+
 /** A zero-argument native function that does nothing: the baseline of `bench/`. */
 export declare function nativeNoop(): void
 
@@ -181,6 +204,24 @@ export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capabili
  */
 export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready'
 
+/** `refresh.breaker`: the `CircuitBreaker` options that apply to refreshes. */
+export interface RefreshBreakerOptions {
+  /** Consecutive inconclusive refreshes that open it; 0 turns this rule off. Default 5. */
+  failureThreshold?: number
+  /** Inconclusive rate (0..1) over `windowMs` that opens it; 0 turns this rule off. Default 0.5. */
+  failureRateThreshold?: number
+  /** Rolling window of the rate rule, ms. Default 10000. */
+  windowMs?: number
+  /** Refreshes the window must hold before the rate rule applies. Default 20. */
+  minimumCalls?: number
+  /** First open period, ms. Default 5000. */
+  openMs?: number
+  /** Cap of the doubling open period, ms. Default max(60000, openMs). */
+  maxOpenMs?: number
+  /** A trial not settled by then counts as failed, ms. Default 10000. */
+  trialTimeoutMs?: number
+}
+
 /**
  * `refresh`: cadence of the background refresh (SPEC §6). Defaults scale with the window w
  * (seconds): 300·w, 500·w and min(2000, 400·w) ms.
@@ -195,16 +236,27 @@ export interface RefreshOptions {
   maxIntervalMs?: number
   /** Bound on one whole refresh (connect, headers, body), ms (> 0). */
   timeoutMs?: number
+  /** Put the refreshes behind a circuit breaker: `true` (defaults) or its options. */
+  breaker: boolean | RefreshBreakerOptions
 }
 
 /** What one refresh can conclude; what an `inspect()` function must resolve to. */
 export type RefreshOutcome = 'valid' | 'invalid_credential' | 'capability_missing' | 'indeterminate'
+
+/** `logger`: pino-compatible; gets one line per transition and per refresh that was not `valid`. */
+export interface SentinelLogger {
+  info: (obj: object, msg: string) => void
+  warn: (obj: object, msg: string) => void
+  error: (obj: object, msg: string) => void
+}
 
 /** Options of `new Sentinel(options)`; every one is validated at construction. */
 export interface SentinelOptions {
   budget: BudgetOptions
   refresh?: RefreshOptions
   authority: HttpAuthorityOptions | InspectAuthorityOptions
+  /** Receives one line per status change and per refresh that was not `valid` (codes only). */
+  logger?: SentinelLogger
 }
 
 /** Passed to `onTransition` listeners whenever the status changes. */

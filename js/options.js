@@ -75,7 +75,7 @@ function checkSentinel(where, sentinel) {
   const ok =
     sentinel !== null &&
     typeof sentinel === 'object' &&
-    ['readiness', 'admit', 'refusalReason', 'isServing', 'onTransition', 'drain', 'close'].every((m) => typeof sentinel[m] === 'function');
+    ['readiness', 'admit', 'refusalReason', 'isServing', 'onTransition', 'drain', 'close', 'metricFamilies'].every((m) => typeof sentinel[m] === 'function');
   if (!ok) throw configError(where, 'sentinel', `must be a Sentinel from spend-sentinel (got ${describe(sentinel)})`);
   return sentinel;
 }

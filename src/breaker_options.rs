@@ -36,8 +36,9 @@ const MAX_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CircuitBreakerConfig {
-    /// Names the breaker in errors and events. Default `"breaker"`.
-    pub name: String,
+    /// Names the breaker in errors, events and metrics. Only named breakers have metrics;
+    /// the binding calls the others `"breaker"`.
+    pub name: Option<String>,
     /// Bound on each call, ms; 0 (the default) means no bound.
     pub timeout_ms: f64,
     pub settings: BreakerSettings,
@@ -54,8 +55,8 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     let section = Section::new("", options, CIRCUIT_BREAKER_KEYS)?;
     let name = match section.string("name")? {
         Some("") => return Err(error("name", "must not be empty")),
-        Some(name) => name.to_owned(),
-        None => "breaker".to_owned(),
+        Some(name) => Some(name.to_owned()),
+        None => None,
     };
     let timeout_ms = milliseconds(&section, "timeoutMs", 0.0, 0.0)?;
     match section.get("isFailure") {
@@ -206,7 +207,7 @@ mod tests {
     #[test]
     fn defaults_when_nothing_is_given() {
         let config = parse_circuit_breaker(&RawValue::Undefined).unwrap();
-        assert_eq!(config.name, "breaker");
+        assert_eq!(config.name, None);
         assert_eq!(config.timeout_ms, 0.0);
         let s = config.settings;
         assert_eq!(

@@ -220,7 +220,7 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-const TOP_KEYS: &[&str] = &["budget", "refresh", "authority"];
+const TOP_KEYS: &[&str] = &["budget", "refresh", "authority", "logger"];
 const BUDGET_KEYS: &[&str] = &[
     "unverifiedUnits",
     "maxUnitsPerSecond",
@@ -251,6 +251,16 @@ pub fn parse_options(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
     let top = Section::new("", options, TOP_KEYS)?;
+    match top.get("logger") {
+        RawValue::Undefined | RawValue::Object(_) => {}
+        other => {
+            let rule = format!(
+                "must be an object with info, warn and error methods (got {})",
+                other.type_name()
+            );
+            return Err(error("logger", rule));
+        }
+    }
     let budget = parse_budget(&top)?;
     let cadence = parse_cadence(&top, &budget)?;
     let authority = parse_authority(&top, env)?;

@@ -10,6 +10,7 @@ pub mod breaker_options;
 pub mod clock;
 pub mod config;
 mod js_thread;
+pub mod metrics;
 pub mod refresher;
 pub mod rules;
 pub mod runtime;

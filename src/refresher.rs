@@ -6,6 +6,7 @@
 //!   reaches the stale window, and reports each status change.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::authority::Authority;
 use crate::clock;
@@ -19,6 +20,8 @@ use crate::shared::Shared;
 pub trait Events: Send + Sync + 'static {
     /// The status changed from `from` to `now.status`.
     fn transition(&self, from: Status, now: Readiness);
+    /// A refresh sent to the authority answered `outcome` after `took` (for the logger).
+    fn refreshed(&self, outcome: Outcome, took: Duration);
 }
 
 /// Starts refreshing at once: the first refresh is not delayed. With `breaker` settings every
@@ -34,12 +37,17 @@ pub fn start(
     // before that task first runs, and its transition must not be taken for the start.
     let initial = shared.readiness().status;
     let handle = runtime::handle();
-    handle.spawn(watch_transitions(shared.clone(), events, initial));
+    handle.spawn(watch_transitions(shared.clone(), events.clone(), initial));
     let breaker = breaker.map(|settings| Breaker::new(settings, rand::random()));
-    handle.spawn(refresh_loop(shared, authority, breaker));
+    handle.spawn(refresh_loop(shared, authority, events, breaker));
 }
 
-async fn refresh_loop(shared: Arc<Shared>, authority: Authority, mut breaker: Option<Breaker>) {
+async fn refresh_loop(
+    shared: Arc<Shared>,
+    authority: Authority,
+    events: Arc<dyn Events>,
+    mut breaker: Option<Breaker>,
+) {
     loop {
         let Some(ticket) = shared.with_guard(|guard| guard.refresh_sent(clock::now())) else {
             return;
@@ -49,8 +57,12 @@ async fn refresh_loop(shared: Arc<Shared>, authority: Authority, mut breaker: Op
             .map(|b| b.acquire(clock::now()))
             .transpose();
         let outcome = match permit {
-            Err(_open) => Outcome::Indeterminate,
+            Err(_open) => {
+                shared.metrics.refreshed(Outcome::Indeterminate, None);
+                Outcome::Indeterminate
+            }
             Ok(permit) => {
+                let sent = clock::now();
                 let outcome = tokio::select! {
                     biased;
                     _ = shared.closed() => return,
@@ -58,9 +70,12 @@ async fn refresh_loop(shared: Arc<Shared>, authority: Authority, mut breaker: Op
                         answer.unwrap_or(Outcome::Indeterminate)
                     }
                 };
+                let answered = clock::now();
+                shared.metrics.refreshed(outcome, Some(answered - sent));
                 if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
-                    breaker.settle(permit, outcome.as_call_outcome(), clock::now());
+                    breaker.settle(permit, outcome.as_call_outcome(), answered);
                 }
+                events.refreshed(outcome, answered - sent);
                 outcome
             }
         };
@@ -87,6 +102,7 @@ async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>, initial
             )
         });
         if readiness.status != last {
+            shared.metrics.transitioned(last, &readiness);
             events.transition(last, readiness);
             last = readiness.status;
         }

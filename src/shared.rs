@@ -9,10 +9,12 @@ use parking_lot::Mutex;
 use tokio::sync::{watch, Notify};
 
 use crate::clock;
+use crate::metrics::{Gauges, Metrics};
 use crate::rules::{Cadence, Guard, Readiness, Reason};
 
 pub struct Shared {
     guard: Mutex<Guard>,
+    pub metrics: Metrics,
     pub cadence: Cadence,
     /// Wakes the transition watcher after a change that no refresh made (admit, drain, close).
     pub changed: Notify,
@@ -25,6 +27,7 @@ impl Shared {
     pub fn new(guard: Guard, cadence: Cadence) -> Arc<Self> {
         Arc::new(Shared {
             guard: Mutex::new(guard),
+            metrics: Metrics::default(),
             cadence,
             changed: Notify::new(),
             closed_tx: watch::channel(false).0,
@@ -41,16 +44,36 @@ impl Shared {
         self.with_guard(|guard| guard.readiness(clock::now()))
     }
 
-    /// SPEC §4. Wakes the watcher when this admission spent the budget (a status change).
+    /// SPEC §4. Counts the units (or the refusal) for the metrics, and wakes the watcher when
+    /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {
-        let (admitted, spent) = self.with_guard(|guard| {
-            let admitted = guard.admit(units, clock::now());
-            (admitted, admitted && guard.is_budget_spent())
+        let (admission, spent) = self.with_guard(|guard| {
+            let admission = guard.try_admit(units, clock::now());
+            (admission, admission.is_ok() && guard.is_budget_spent())
         });
         if spent {
             self.changed.notify_one();
         }
-        admitted
+        match admission {
+            Ok(status) => {
+                self.metrics.admitted(units, status);
+                true
+            }
+            Err(reason) => {
+                self.metrics.refused(reason);
+                false
+            }
+        }
+    }
+
+    /// The gauges of the metrics, read now.
+    pub fn gauges(&self) -> Gauges {
+        self.with_guard(|guard| Gauges {
+            readiness: guard.readiness(clock::now()),
+            stale_window: guard.budget().stale_window,
+            node_budget_units: guard.budget().node_budget_units,
+            unverified_units: guard.unverified_units(),
+        })
     }
 
     pub fn refusal_reason(&self, units: f64) -> Option<Reason> {

@@ -11,7 +11,7 @@
 //! half reuses the last token without asking (closed changes only through these calls).
 
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -23,6 +23,7 @@ use super::hot_path::{call_info, install_functions};
 use super::options::to_raw;
 use crate::breaker_options::parse_circuit_breaker;
 use crate::clock;
+use crate::metrics::Family;
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
 const FLAG_TRANSITIONS: u64 = 4;
@@ -107,6 +108,9 @@ impl BreakerCore {
             config.settings,
             rand::random(),
         ))));
+        if let Some(name) = &config.name {
+            register(name, &cell);
+        }
         install_functions(
             &env,
             &this,
@@ -115,7 +119,7 @@ impl BreakerCore {
         )?;
         Ok(BreakerCore {
             cell,
-            name: config.name,
+            name: config.name.unwrap_or_else(|| "breaker".to_owned()),
             timeout_ms: config.timeout_ms,
         })
     }
@@ -251,4 +255,30 @@ unsafe extern "C" fn settle_callback(
     };
     let ((), token) = cell.with(|b, now| b.settle(permit, outcome, now));
     number(env, token.encoded())
+}
+
+/// Every live breaker created with a `name`, for the metrics (weak: a collected breaker leaves).
+static NAMED: Mutex<Vec<(String, Weak<Cell>)>> = Mutex::new(Vec::new());
+
+fn register(name: &str, cell: &Arc<Cell>) {
+    let mut named = NAMED.lock();
+    named.retain(|(_, cell)| cell.strong_count() > 0);
+    named.push((name.to_owned(), Arc::downgrade(cell)));
+}
+
+/// `spend_sentinel_breaker_state` and `spend_sentinel_breaker_calls_total` of the live named
+/// breakers. Two live breakers with one name would make duplicate series: the older one counts.
+pub fn breaker_families() -> Vec<Family> {
+    let mut seen = Vec::new();
+    let mut breakers = Vec::new();
+    for (name, cell) in NAMED.lock().iter() {
+        if let Some(cell) = cell.upgrade() {
+            if !seen.contains(name) {
+                seen.push(name.clone());
+                let (state, stats) = cell.with(|b, now| (b.state(now), b.stats())).0;
+                breakers.push((name.clone(), state, stats));
+            }
+        }
+    }
+    crate::metrics::breaker_families(&breakers)
 }

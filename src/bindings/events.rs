@@ -10,10 +10,11 @@ use napi::JsDeferred;
 use parking_lot::Mutex;
 
 use super::errors::{self, Kind};
+use super::logger::JsLogger;
 use super::types::{Readiness, TransitionEvent};
 use crate::js_thread::JsThread;
 use crate::refresher::Events;
-use crate::rules::{self, Status};
+use crate::rules::{self, Outcome, Status};
 use crate::runtime;
 use crate::shared::Shared;
 
@@ -28,17 +29,30 @@ pub struct JsEvents {
     /// Touched on the JS thread only (the lock makes the type shareable, it is never contended).
     listeners: Mutex<Vec<(u64, Listener)>>,
     waiters: Mutex<Vec<(u64, Waiter)>>,
+    logger: Mutex<Option<JsLogger>>,
 }
 
 impl JsEvents {
-    pub fn new(js_thread: Arc<JsThread>, shared: Arc<Shared>) -> Arc<Self> {
+    pub fn new(
+        js_thread: Arc<JsThread>,
+        shared: Arc<Shared>,
+        logger: Option<JsLogger>,
+    ) -> Arc<Self> {
         Arc::new(JsEvents {
             js_thread,
             shared,
             next_id: AtomicU64::new(1),
             listeners: Mutex::new(Vec::new()),
             waiters: Mutex::new(Vec::new()),
+            logger: Mutex::new(logger),
         })
+    }
+
+    /// Drops the reference to the logger (the sentinel is being collected).
+    pub fn release_logger(&self, env: &Env) {
+        if let Some(logger) = self.logger.lock().take() {
+            let _ = logger.release(env);
+        }
     }
 
     fn next_id(&self) -> u64 {
@@ -72,6 +86,9 @@ impl JsEvents {
             if let Ok(function) = listener.borrow_back(env) {
                 let _ = function.call(TransitionEvent::new(from, now));
             }
+        }
+        if let Some(logger) = &*self.logger.lock() {
+            logger.transition(env, from, now);
         }
     }
 
@@ -180,5 +197,17 @@ impl Events for EventsHandle {
             .js_thread
             .run(move |env| events.dispatch(&env, from, &now));
         self.0.settle_waiters();
+    }
+
+    fn refreshed(&self, outcome: Outcome, took: Duration) {
+        if outcome == Outcome::Valid || self.0.logger.lock().is_none() {
+            return;
+        }
+        let events = self.0.clone();
+        self.0.js_thread.run(move |env| {
+            if let Some(logger) = &*events.logger.lock() {
+                logger.refresh_failed(&env, outcome, took);
+            }
+        });
     }
 }

@@ -4,6 +4,7 @@ mod breaker;
 mod errors;
 mod events;
 mod hot_path;
+mod logger;
 mod options;
 mod sentinel;
 mod types;

@@ -8,18 +8,21 @@ use napi::bindgen_prelude::*;
 use napi::CleanupEnvHook;
 use napi_derive::napi;
 
+use super::breaker::breaker_families;
 use super::errors::{self, Kind};
 use super::events::{EventsHandle, JsEvents};
 use super::hot_path;
+use super::logger::JsLogger;
 use super::options::to_raw;
 use super::types::{
-    Readiness, ReadinessReason, ReadinessStatus, TransitionEvent, WhenReadyOptions,
+    MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent, WhenReadyOptions,
 };
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
 use crate::config::{parse_options, AuthorityConfig};
 use crate::js_thread::JsThread;
+use crate::metrics::render;
 use crate::refresher;
 use crate::rules::Guard;
 use crate::shared::Shared;
@@ -66,7 +69,8 @@ impl Sentinel {
             }
         };
         hot_path::install(&env, &this, &shared)?;
-        let events = JsEvents::new(js_thread, shared.clone());
+        let logger = JsLogger::from_options(&env, &options)?;
+        let events = JsEvents::new(js_thread, shared.clone(), logger);
         let cleanup = env.add_env_cleanup_hook(Arc::downgrade(&shared), |shared| {
             if let Some(shared) = shared.upgrade() {
                 shared.close();
@@ -126,6 +130,23 @@ impl Sentinel {
     ) -> Result<Option<ReadinessReason>> {
         let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
+    }
+
+    /// Prometheus text exposition (format 0.0.4) of this sentinel, and of every live
+    /// `CircuitBreaker` created with a `name`.
+    #[napi]
+    pub fn metrics(&self) -> String {
+        let mut families = self.shared.metrics.families(&self.shared.gauges());
+        families.extend(breaker_families());
+        render(&families)
+    }
+
+    /// The same series as `metrics()`, as data (for the prom-client bridge).
+    #[napi(ts_return_type = "MetricFamily[]")]
+    pub fn metric_families(&self) -> Vec<MetricFamily> {
+        let mut families = self.shared.metrics.families(&self.shared.gauges());
+        families.extend(breaker_families());
+        families.into_iter().map(MetricFamily::from).collect()
     }
 
     /// Units admitted after the current evidence time (the unverified exposure).
@@ -218,6 +239,7 @@ impl ObjectFinalize for Sentinel {
     /// Garbage-collected without `close()`: stop refreshing all the same.
     fn finalize(mut self, env: Env) -> Result<()> {
         self.shared.close();
+        self.events.release_logger(&env);
         if let Some(hook) = self.cleanup.take() {
             env.remove_env_cleanup_hook(hook)?;
         }

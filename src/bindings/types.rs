@@ -166,6 +166,41 @@ pub struct RefreshOptions {
     pub max_interval_ms: Option<f64>,
     /// Bound on one whole refresh (connect, headers, body), ms (> 0).
     pub timeout_ms: Option<f64>,
+    /// Put the refreshes behind a circuit breaker: `true` (defaults) or its options.
+    #[napi(ts_type = "boolean | RefreshBreakerOptions")]
+    pub breaker: (),
+}
+
+/// `refresh.breaker`: the `CircuitBreaker` options that apply to refreshes.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RefreshBreakerOptions {
+    /// Consecutive inconclusive refreshes that open it; 0 turns this rule off. Default 5.
+    pub failure_threshold: Option<f64>,
+    /// Inconclusive rate (0..1) over `windowMs` that opens it; 0 turns this rule off. Default 0.5.
+    pub failure_rate_threshold: Option<f64>,
+    /// Rolling window of the rate rule, ms. Default 10000.
+    pub window_ms: Option<f64>,
+    /// Refreshes the window must hold before the rate rule applies. Default 20.
+    pub minimum_calls: Option<f64>,
+    /// First open period, ms. Default 5000.
+    pub open_ms: Option<f64>,
+    /// Cap of the doubling open period, ms. Default max(60000, openMs).
+    pub max_open_ms: Option<f64>,
+    /// A trial not settled by then counts as failed, ms. Default 10000.
+    pub trial_timeout_ms: Option<f64>,
+}
+
+/// `logger`: pino-compatible; gets one line per transition and per refresh that was not `valid`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct SentinelLogger {
+    #[napi(ts_type = "(obj: object, msg: string) => void")]
+    pub info: (),
+    #[napi(ts_type = "(obj: object, msg: string) => void")]
+    pub warn: (),
+    #[napi(ts_type = "(obj: object, msg: string) => void")]
+    pub error: (),
 }
 
 /// The built-in HTTP authority adapter (SPEC §5).
@@ -211,4 +246,48 @@ pub struct SentinelOptions {
     pub refresh: Option<RefreshOptions>,
     #[napi(ts_type = "HttpAuthorityOptions | InspectAuthorityOptions")]
     pub authority: (),
+    /// Receives one line per status change and per refresh that was not `valid` (codes only).
+    pub logger: Option<SentinelLogger>,
+}
+
+/// One metric family of `metricFamilies()`: what `metrics()` renders as text.
+#[napi(object)]
+pub struct MetricFamily {
+    pub name: String,
+    pub help: String,
+    /// `gauge`, `counter` or `histogram`.
+    #[napi(js_name = "type")]
+    pub kind: String,
+    pub samples: Vec<MetricSample>,
+}
+
+#[napi(object)]
+pub struct MetricSample {
+    /// The family name, or its `_bucket` / `_sum` / `_count` series.
+    pub name: String,
+    pub labels: std::collections::HashMap<String, String>,
+    pub value: f64,
+}
+
+impl From<crate::metrics::Family> for MetricFamily {
+    fn from(family: crate::metrics::Family) -> Self {
+        MetricFamily {
+            name: family.name.to_owned(),
+            help: family.help.to_owned(),
+            kind: family.kind.to_owned(),
+            samples: family
+                .samples
+                .into_iter()
+                .map(|s| MetricSample {
+                    name: s.name,
+                    labels: s
+                        .labels
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect(),
+                    value: s.value,
+                })
+                .collect(),
+        }
+    }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::evidence::{Evidence, Outcome};
 use super::ledger::Ledger;
-use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason};
+use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
 use super::window::Budget;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,13 +65,17 @@ impl Guard {
     }
 
     /// SPEC §4: admits `units` (already checked by [`super::ledger::check_units`]) when
-    /// [`Guard::refusal_reason`] finds nothing against it. A refusal changes nothing.
+    /// [`Guard::try_admit`] does. A refusal changes nothing.
     pub fn admit(&mut self, units: f64, now: Duration) -> bool {
-        if self.refusal_reason(units, now).is_some() {
-            return false;
-        }
+        self.try_admit(units, now).is_ok()
+    }
+
+    /// Admits `units` and answers the status they were admitted on (`ready` or `degraded`), or
+    /// refuses with the reason (see [`Guard::refusal_reason`]), changing nothing.
+    pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Status, Reason> {
+        let status = self.admission(units, now)?;
         self.ledger.add(units);
-        true
+        Ok(status)
     }
 
     /// Why `admit(units)` would refuse at `now`, or `None` when it would admit. Admission
@@ -79,14 +83,21 @@ impl Guard {
     /// admit (its reason), or when the units do not fit the node budget (`budget_exhausted`,
     /// even while readiness still says `verified`).
     pub fn refusal_reason(&self, units: f64, now: Duration) -> Option<Reason> {
+        self.admission(units, now).err()
+    }
+
+    fn admission(&self, units: f64, now: Duration) -> Result<Status, Reason> {
         if self.lifecycle == Lifecycle::Closed {
-            return Some(Reason::ShuttingDown);
+            return Err(Reason::ShuttingDown);
         }
         let readiness = self.evaluate_at(now, false);
         if !readiness.status.admits() {
-            return Some(readiness.reason);
+            return Err(readiness.reason);
         }
-        (!self.ledger.fits(units, self.budget.node_budget_units)).then_some(Reason::BudgetExhausted)
+        if !self.ledger.fits(units, self.budget.node_budget_units) {
+            return Err(Reason::BudgetExhausted);
+        }
+        Ok(readiness.status)
     }
 
     /// Call just before the refresh request goes out; `None` once closed (no refresh may start).

@@ -1,0 +1,39 @@
+'use strict';
+// Bridge to prom-client: `collect(sentinel, registry)` registers our families in a prom-client
+// Registry, so the service's existing /metrics (registry.metrics()) includes them. Each scrape
+// reads the sentinel then, from memory; nothing is copied in between.
+
+const { checkSentinel, configError } = require('./options');
+
+/**
+ * Registers every family of `sentinel.metricFamilies()` (the same series as
+ * `sentinel.metrics()`, named breakers included) in `registry` (prom-client's default
+ * `register` when omitted). Returns a function that removes them again.
+ */
+function collect(sentinel, registry = require('prom-client').register) {
+  checkSentinel('collect', sentinel);
+  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
+    throw configError('collect', 'registry', 'must be a prom-client Registry (or omitted for the default register)');
+  }
+  const families = sentinel.metricFamilies();
+  for (const { name, help, type } of families) {
+    registry.registerMetric({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      // prom-client asks each metric in turn; each answer is read fresh from the sentinel.
+      async get() {
+        const family = sentinel.metricFamilies().find((f) => f.name === name);
+        const values = (family?.samples ?? []).map((s) => ({ metricName: s.name, labels: s.labels, value: s.value }));
+        return { name, help, type, aggregator: 'sum', values };
+      },
+      reset() {},
+    });
+  }
+  return function remove() {
+    for (const { name } of families) registry.removeSingleMetric(name);
+  };
+}
+
+module.exports = { collect };

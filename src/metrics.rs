@@ -1,0 +1,476 @@
+//! Prometheus metrics of one sentinel: counters kept with atomics (the admit path adds a few
+//! relaxed atomic operations, no lock), gauges read from the guard when scraped, and the text
+//! exposition (format 0.0.4). Every label takes only the values of a closed set (statuses,
+//! reasons, outcomes): nothing a user, an account or the authority says can become a label.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use crate::rules::breaker::{BreakerState, BreakerStats};
+use crate::rules::{Outcome, Readiness, Reason, Status};
+
+/// Upper bounds of the refresh duration histogram, seconds.
+const DURATION_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+const REASONS: [Reason; 8] = [
+    Reason::ShuttingDown,
+    Reason::InvalidCredential,
+    Reason::CapabilityMissing,
+    Reason::NoEvidence,
+    Reason::EvidenceTooOld,
+    Reason::BudgetExhausted,
+    Reason::RefreshIndeterminate,
+    Reason::Verified,
+];
+
+fn status_index(status: Status) -> usize {
+    Status::ALL.iter().position(|s| *s == status).unwrap_or(0)
+}
+
+fn reason_index(reason: Reason) -> usize {
+    REASONS.iter().position(|r| *r == reason).unwrap_or(0)
+}
+
+fn outcome_index(outcome: Outcome) -> usize {
+    Outcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0)
+}
+
+/// A float counter on an atomic (units are fractional).
+#[derive(Default)]
+struct AtomicF64(AtomicU64);
+
+impl AtomicF64 {
+    fn add(&self, value: f64) {
+        let _ = self.0.fetch_update(Relaxed, Relaxed, |bits| {
+            Some((f64::from_bits(bits) + value).to_bits())
+        });
+    }
+
+    fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Relaxed))
+    }
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    refreshes: [AtomicU64; 4],
+    duration_buckets: [AtomicU64; DURATION_BUCKETS.len()],
+    duration_count: AtomicU64,
+    duration_sum: AtomicF64,
+    /// [from][to][reason]
+    transitions: [[[AtomicU64; 8]; 3]; 3],
+    /// Units admitted on `ready` [0] and `degraded` [1].
+    admitted_units: [AtomicF64; 2],
+    refused: [AtomicU64; 8],
+}
+
+/// What the gauges show, read from the guard at scrape time.
+pub struct Gauges {
+    pub readiness: Readiness,
+    pub stale_window: Duration,
+    pub node_budget_units: f64,
+    pub unverified_units: f64,
+}
+
+/// One metric family, as the text exposition and the prom-client bridge both need it.
+pub struct Family {
+    pub name: &'static str,
+    pub help: &'static str,
+    /// `gauge`, `counter` or `histogram`.
+    pub kind: &'static str,
+    pub samples: Vec<Sample>,
+}
+
+pub struct Sample {
+    /// The family name, or `_bucket` / `_sum` / `_count` of a histogram.
+    pub name: String,
+    pub labels: Vec<(&'static str, String)>,
+    pub value: f64,
+}
+
+impl Metrics {
+    /// A refresh that was sent and took `took` (a refresh an open breaker skipped passes `None`).
+    pub fn refreshed(&self, outcome: Outcome, took: Option<Duration>) {
+        self.refreshes[outcome_index(outcome)].fetch_add(1, Relaxed);
+        if let Some(took) = took {
+            let seconds = took.as_secs_f64();
+            if let Some(i) = DURATION_BUCKETS.iter().position(|le| seconds <= *le) {
+                self.duration_buckets[i].fetch_add(1, Relaxed);
+            }
+            self.duration_count.fetch_add(1, Relaxed);
+            self.duration_sum.add(seconds);
+        }
+    }
+
+    pub fn transitioned(&self, from: Status, now: &Readiness) {
+        self.transitions[status_index(from)][status_index(now.status)][reason_index(now.reason)]
+            .fetch_add(1, Relaxed);
+    }
+
+    pub fn admitted(&self, units: f64, on: Status) {
+        let index = usize::from(on == Status::Degraded);
+        self.admitted_units[index].add(units);
+    }
+
+    pub fn refused(&self, reason: Reason) {
+        self.refused[reason_index(reason)].fetch_add(1, Relaxed);
+    }
+
+    pub fn families(&self, gauges: &Gauges) -> Vec<Family> {
+        let mut families = vec![
+            Family {
+                name: "spend_sentinel_status",
+                help: "1 for the current readiness status, 0 for the others.",
+                kind: "gauge",
+                samples: Status::ALL
+                    .iter()
+                    .map(|s| {
+                        let value = if *s == gauges.readiness.status {
+                            1.0
+                        } else {
+                            0.0
+                        };
+                        sample(
+                            "spend_sentinel_status",
+                            vec![("status", s.as_str().into())],
+                            value,
+                        )
+                    })
+                    .collect(),
+            },
+            Family {
+                name: "spend_sentinel_evidence_age_seconds",
+                help: "Seconds since the last valid refresh was sent (absent without evidence).",
+                kind: "gauge",
+                samples: gauges
+                    .readiness
+                    .evidence_age
+                    .map(|age| {
+                        sample(
+                            "spend_sentinel_evidence_age_seconds",
+                            vec![],
+                            age.as_secs_f64(),
+                        )
+                    })
+                    .into_iter()
+                    .collect(),
+            },
+            single(
+                "spend_sentinel_stale_window_seconds",
+                "The stale window w: evidence older than this is not_ready.",
+                gauges.stale_window.as_secs_f64(),
+            ),
+            single(
+                "spend_sentinel_node_budget_units",
+                "This node's budget of units admitted on unverified evidence (b x share).",
+                gauges.node_budget_units,
+            ),
+            single(
+                "spend_sentinel_unverified_units",
+                "Units admitted after the current evidence time (the ledger).",
+                gauges.unverified_units,
+            ),
+            Family {
+                name: "spend_sentinel_refresh_total",
+                help: "Refreshes by outcome.",
+                kind: "counter",
+                samples: Outcome::ALL
+                    .iter()
+                    .map(|o| {
+                        let value = self.refreshes[outcome_index(*o)].load(Relaxed) as f64;
+                        sample(
+                            "spend_sentinel_refresh_total",
+                            vec![("outcome", o.as_str().into())],
+                            value,
+                        )
+                    })
+                    .collect(),
+            },
+            self.duration_family(),
+        ];
+        families.push(self.transitions_family());
+        families.push(Family {
+            name: "spend_sentinel_admitted_units_total",
+            help: "Units admitted, by the status they were admitted on.",
+            kind: "counter",
+            samples: [Status::Ready, Status::Degraded]
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    sample(
+                        "spend_sentinel_admitted_units_total",
+                        vec![("status", s.as_str().into())],
+                        self.admitted_units[i].get(),
+                    )
+                })
+                .collect(),
+        });
+        families.push(Family {
+            name: "spend_sentinel_refused_total",
+            help: "Admissions refused, by reason.",
+            kind: "counter",
+            samples: REASONS
+                .iter()
+                .map(|r| {
+                    let value = self.refused[reason_index(*r)].load(Relaxed) as f64;
+                    sample(
+                        "spend_sentinel_refused_total",
+                        vec![("reason", r.as_str().into())],
+                        value,
+                    )
+                })
+                .collect(),
+        });
+        families
+    }
+
+    fn duration_family(&self) -> Family {
+        let name = "spend_sentinel_refresh_duration_seconds";
+        let mut samples = Vec::new();
+        let mut cumulative = 0;
+        for (i, le) in DURATION_BUCKETS.iter().enumerate() {
+            cumulative += self.duration_buckets[i].load(Relaxed);
+            samples.push(sample(
+                &format!("{name}_bucket"),
+                vec![("le", le.to_string())],
+                cumulative as f64,
+            ));
+        }
+        let count = self.duration_count.load(Relaxed) as f64;
+        samples.push(sample(
+            &format!("{name}_bucket"),
+            vec![("le", "+Inf".into())],
+            count,
+        ));
+        samples.push(sample(
+            &format!("{name}_sum"),
+            vec![],
+            self.duration_sum.get(),
+        ));
+        samples.push(sample(&format!("{name}_count"), vec![], count));
+        Family {
+            name,
+            help: "Duration of the refreshes sent to the authority.",
+            kind: "histogram",
+            samples,
+        }
+    }
+
+    /// Only the combinations that happened (72 zero series would drown the few real ones).
+    fn transitions_family(&self) -> Family {
+        let mut samples = Vec::new();
+        for (f, from) in Status::ALL.iter().enumerate() {
+            for (t, to) in Status::ALL.iter().enumerate() {
+                for (r, reason) in REASONS.iter().enumerate() {
+                    let count = self.transitions[f][t][r].load(Relaxed);
+                    if count > 0 {
+                        let labels = vec![
+                            ("from", from.as_str().into()),
+                            ("to", to.as_str().into()),
+                            ("reason", reason.as_str().into()),
+                        ];
+                        samples.push(sample(
+                            "spend_sentinel_transitions_total",
+                            labels,
+                            count as f64,
+                        ));
+                    }
+                }
+            }
+        }
+        Family {
+            name: "spend_sentinel_transitions_total",
+            help: "Readiness status changes, by from, to and the reason after the change.",
+            kind: "counter",
+            samples,
+        }
+    }
+}
+
+const BREAKER_STATES: [BreakerState; 3] = [
+    BreakerState::Closed,
+    BreakerState::Open,
+    BreakerState::HalfOpen,
+];
+
+/// The two breaker families for `breakers` (name, state now, stats); no samples without breakers.
+pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Vec<Family> {
+    let mut state = Vec::new();
+    let mut calls = Vec::new();
+    for (name, now, stats) in breakers {
+        for s in BREAKER_STATES {
+            let labels = vec![("name", name.clone()), ("state", s.as_str().into())];
+            state.push(sample(
+                "spend_sentinel_breaker_state",
+                labels,
+                if s == *now { 1.0 } else { 0.0 },
+            ));
+        }
+        for (result, value) in [
+            ("success", stats.successes),
+            ("failure", stats.failures - stats.timeouts),
+            ("timeout", stats.timeouts),
+            ("rejected", stats.refused),
+        ] {
+            let labels = vec![("name", name.clone()), ("result", result.into())];
+            calls.push(sample(
+                "spend_sentinel_breaker_calls_total",
+                labels,
+                value as f64,
+            ));
+        }
+    }
+    vec![
+        Family {
+            name: "spend_sentinel_breaker_state",
+            help: "1 for each named circuit breaker's current state, 0 for the others.",
+            kind: "gauge",
+            samples: state,
+        },
+        Family {
+            name: "spend_sentinel_breaker_calls_total",
+            help: "Calls through each named circuit breaker, by result.",
+            kind: "counter",
+            samples: calls,
+        },
+    ]
+}
+
+fn sample(name: &str, labels: Vec<(&'static str, String)>, value: f64) -> Sample {
+    Sample {
+        name: name.to_owned(),
+        labels,
+        value,
+    }
+}
+
+fn single(name: &'static str, help: &'static str, value: f64) -> Family {
+    Family {
+        name,
+        help,
+        kind: "gauge",
+        samples: vec![sample(name, vec![], value)],
+    }
+}
+
+/// The text exposition format 0.0.4 of `families`.
+pub fn render(families: &[Family]) -> String {
+    let mut out = String::new();
+    for family in families {
+        let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
+        let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind);
+        for s in &family.samples {
+            out.push_str(&s.name);
+            if !s.labels.is_empty() {
+                out.push('{');
+                for (i, (key, value)) in s.labels.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(out, "{key}=\"{}\"", escape_label(value));
+                }
+                out.push('}');
+            }
+            let _ = writeln!(out, " {}", number(s.value));
+        }
+    }
+    out
+}
+
+/// Label values: backslash, double quote and line feed escaped, as the format requires.
+pub fn escape_label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn number(value: f64) -> String {
+    if value.is_nan() {
+        "NaN".into()
+    } else if value.is_infinite() {
+        if value > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        value.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gauges(status: Status, reason: Reason, age: Option<Duration>) -> Gauges {
+        Gauges {
+            readiness: Readiness {
+                status,
+                reason,
+                evidence_age: age,
+            },
+            stale_window: Duration::from_secs(5),
+            node_budget_units: 100.0,
+            unverified_units: 12.5,
+        }
+    }
+
+    #[test]
+    fn counters_and_gauges_render_with_help_and_type() {
+        let m = Metrics::default();
+        m.refreshed(Outcome::Valid, Some(Duration::from_millis(30)));
+        m.refreshed(Outcome::Indeterminate, None);
+        m.admitted(2.5, Status::Degraded);
+        m.refused(Reason::EvidenceTooOld);
+        let text = render(&m.families(&gauges(
+            Status::Degraded,
+            Reason::RefreshIndeterminate,
+            Some(Duration::from_millis(1500)),
+        )));
+        for line in [
+            "# TYPE spend_sentinel_status gauge",
+            "spend_sentinel_status{status=\"degraded\"} 1",
+            "spend_sentinel_status{status=\"ready\"} 0",
+            "spend_sentinel_evidence_age_seconds 1.5",
+            "spend_sentinel_unverified_units 12.5",
+            "spend_sentinel_refresh_total{outcome=\"valid\"} 1",
+            "spend_sentinel_refresh_total{outcome=\"indeterminate\"} 1",
+            "spend_sentinel_refresh_duration_seconds_bucket{le=\"0.025\"} 0",
+            "spend_sentinel_refresh_duration_seconds_bucket{le=\"0.05\"} 1",
+            "spend_sentinel_refresh_duration_seconds_bucket{le=\"+Inf\"} 1",
+            "spend_sentinel_refresh_duration_seconds_count 1",
+            "spend_sentinel_admitted_units_total{status=\"degraded\"} 2.5",
+            "spend_sentinel_refused_total{reason=\"evidence_too_old\"} 1",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn evidence_age_is_absent_without_evidence_and_transitions_show_only_what_happened() {
+        let m = Metrics::default();
+        m.transitioned(
+            Status::NotReady,
+            &Readiness {
+                status: Status::Ready,
+                reason: Reason::Verified,
+                evidence_age: None,
+            },
+        );
+        let text = render(&m.families(&gauges(Status::NotReady, Reason::NoEvidence, None)));
+        assert!(!text
+            .lines()
+            .any(|l| l.starts_with("spend_sentinel_evidence_age_seconds")));
+        assert!(text.contains("# TYPE spend_sentinel_evidence_age_seconds gauge"));
+        assert_eq!(text.matches("spend_sentinel_transitions_total{").count(), 1);
+        assert!(text.contains("spend_sentinel_transitions_total{from=\"not_ready\",to=\"ready\",reason=\"verified\"} 1"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}
