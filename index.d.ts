@@ -237,7 +237,7 @@ export interface RefreshOptions {
   /** Bound on one whole refresh (connect, headers, body), ms (> 0). */
   timeoutMs?: number
   /** Put the refreshes behind a circuit breaker: `true` (defaults) or its options. */
-  breaker: boolean | RefreshBreakerOptions
+  breaker?: boolean | RefreshBreakerOptions
 }
 
 /** What one refresh can conclude; what an `inspect()` function must resolve to. */

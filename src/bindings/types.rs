@@ -168,7 +168,7 @@ pub struct RefreshOptions {
     pub timeout_ms: Option<f64>,
     /// Put the refreshes behind a circuit breaker: `true` (defaults) or its options.
     #[napi(ts_type = "boolean | RefreshBreakerOptions")]
-    pub breaker: (),
+    pub breaker: Option<()>,
 }
 
 /// `refresh.breaker`: the `CircuitBreaker` options that apply to refreshes.
