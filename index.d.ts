@@ -178,6 +178,7 @@ export interface MetricFamily {
 export interface MetricSample {
   /** The family name, or its `_bucket` / `_sum` / `_count` series. */
   name: string
+  /** In a fixed (alphabetical) order. */
   labels: Record<string, string>
   value: number
 }

@@ -223,14 +223,9 @@ describe('defects of other breakers, absent here', () => {
 });
 
 describe('stats', () => {
-  test('stats are computed on access like state: the first read after a trial expired already counts it (BUG: currently fails)', async () => {
-    // BUG (src/bindings/breaker.rs, BreakerCore::stats): the closure passed to Cell::with reads
-    // b.stats() BEFORE anything applies what time alone changed (advance() only runs afterwards,
-    // in Cell::with's breaker.state(now) for the flags). So a `stats` read returns the counts as
-    // of the previous access: here trialTimeouts 0 and opened 1 although the trial has expired
-    // and the breaker has reopened; an immediate second read shows 1 and 2. (The hung-trial test
-    // above polls stats, which hides the lag.) Fix: advance first, e.g. call b.state(now) in the
-    // closure before reading b.stats().
+  test('stats are computed on access like state: the first read after a trial expired already counts it', async () => {
+    // Regression: `stats` used to be read before time-caused changes were applied, so it lagged
+    // one access behind (trialTimeouts 0, opened 1 right after the trial had expired).
     const breaker = new CircuitBreaker({ failureThreshold: 1, openMs: 100, maxOpenMs: 1000, trialTimeoutMs: 50 });
     await failOnce(breaker);
     await untilState(breaker, 'half_open');
@@ -351,14 +346,10 @@ describe('timeoutMs', () => {
     assert.deepEqual([breaker.stats.successes, breaker.stats.timeouts], [1, 0]);
   });
 
-  test('a timeout counts as a timeout even when fn rejects at once on abort (BUG: currently fails)', async () => {
-    // BUG (js/breaker.js #callWithTimeout + fire): the timer calls controller.abort(error) BEFORE
-    // rejecting its own race promise. An fn that honours the signal by rejecting synchronously in
-    // its 'abort' listener (the usual hand-written pattern below) therefore settles first and wins
-    // Promise.race: fire() rejects with fn's AbortError instead of the ERR_SPEND_SENTINEL_TIMEOUT
-    // error, the outcome is not TIMEOUT (stats.timeouts stays 0) and isFailure is consulted — so an
-    // isFailure that ignores AbortError (callers cancelling) makes a hung dependency invisible:
-    // the breaker never trips on its timeouts.
+  test('a timeout counts as a timeout even when fn rejects at once on abort', async () => {
+    // Regression: the timer used to abort the signal before rejecting its own race promise, so an
+    // fn rejecting in its 'abort' listener won the race: no TIMEOUT outcome, and an isFailure that
+    // ignores AbortError hid a hung dependency from the breaker.
     const breaker = new CircuitBreaker({ timeoutMs: 30, failureThreshold: 1, openMs: 5000, isFailure: (err) => err?.name !== 'AbortError' });
     const abortable = ({ signal }) =>
       new Promise((_, reject) => {

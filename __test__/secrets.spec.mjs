@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { startEchoAuthority } from './helpers/echo-authority.mjs';
+import { reply as fakeReply, startFakeAuthority } from './helpers/fake-authority.mjs';
 import {
   FAST_BUDGET,
   FAST_REFRESH,
@@ -21,6 +22,8 @@ import {
 } from './helpers/wait.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../index.js');
+const promClient = createRequire(import.meta.url)('prom-client');
+const { collect } = createRequire(import.meta.url)('spend-sentinel/prom-client');
 
 const SECRET = `sk_live_${randomBytes(16).toString('hex')}`;
 const SECRET_ENV = `SPEND_SENTINEL_TEST_SECRET_${randomBytes(4).toString('hex').toUpperCase()}`;
@@ -199,4 +202,92 @@ test('no log line of a child process carries the credential (RUST_LOG=trace)', a
   assert.equal(child.code, 0, `child exit ${child.code}; stderr: ${child.stderr.slice(0, 2000)}`);
   assertClean(child.stdout, 'child stdout');
   assertClean(child.stderr, 'child stderr');
+});
+
+// Observability (metrics, metricFamilies, the prom-client bridge, the logger) next to secrets: a
+// credential, a URL whose path and query carry secrets of their own (signed URLs, tenant keys),
+// and an authority whose answers carry a marker. None of them may show in any metric, family,
+// registry output or logged object/message, whatever state the sentinel goes through.
+describe('metrics and logs carry no credential, URL secret or authority answer', () => {
+  const QUERY_SECRET = `qsec${randomBytes(12).toString('hex')}`;
+  const PATH_SECRET = `psec${randomBytes(12).toString('hex')}`;
+  const BODY_SECRET = `bsec${randomBytes(12).toString('hex')}`;
+  const NEEDLES = {
+    ...FORMS,
+    'the URL query secret': QUERY_SECRET,
+    'the URL path secret': PATH_SECRET,
+    'the authority answer marker': BODY_SECRET,
+    'base64 of the authority answer marker': Buffer.from(BODY_SECRET).toString('base64'),
+  };
+
+  function assertNoSecrets(value, where) {
+    const text = render(value);
+    for (const [form, needle] of Object.entries(NEEDLES)) {
+      assert.ok(!text.includes(needle), `${where} leaks ${form}: ${text.slice(0, 2000)}`);
+    }
+  }
+
+  const VALID = fakeReply.json(200, { capabilities: ['metered-api'], account: BODY_SECRET, note: `tier of ${BODY_SECRET}` });
+
+  for (const [formName, credentialForm] of CREDENTIAL_FORMS) {
+    test(`${formName}: metrics(), metricFamilies(), prom-client output and every log line, through ready, degraded, denials, stale evidence, drain and close`, async () => {
+      const authority = await startFakeAuthority({ path: `/v1/accounts/${PATH_SECRET}` });
+      const register = new promClient.Registry();
+      let remove = () => {};
+      try {
+        authority.respondWith(VALID);
+        const lines = [];
+        const logger = {};
+        for (const level of ['info', 'warn', 'error']) logger[level] = (obj, msg) => lines.push({ level, obj, msg });
+        const url = `${authority.url}?api_key=${QUERY_SECRET}&region=eu`;
+        const sentinel = pool.make({ ...httpOptions(url, credentialForm), logger });
+        remove = collect(sentinel, register);
+        const transitions = recordTransitions(sentinel);
+
+        const scanAll = async (label) => {
+          assertNoSecrets(sentinel.metrics(), `${label}: metrics()`);
+          assertNoSecrets(JSON.stringify(sentinel.metricFamilies()), `${label}: JSON.stringify(metricFamilies())`);
+          assertNoSecrets(sentinel.metricFamilies(), `${label}: util.inspect(metricFamilies())`);
+          assertNoSecrets(await register.metrics(), `${label}: prom-client registry.metrics()`);
+          assertNoSecrets(JSON.stringify(await register.getMetricsAsJSON()), `${label}: prom-client getMetricsAsJSON()`);
+          for (const [i, line] of lines.entries()) {
+            assertNoSecrets(line.msg, `${label}: log line ${i} message`);
+            assertNoSecrets(JSON.stringify(line.obj), `${label}: log line ${i} fields (JSON)`);
+            assertNoSecrets(line.obj, `${label}: log line ${i} fields (inspect)`);
+          }
+        };
+        let cursor = 0;
+        const reach = async (label, match, behaviour) => {
+          if (behaviour) authority.respondWith(behaviour);
+          const event = await transitions.waitFor(match, { ms: 5000, from: cursor, label });
+          cursor = transitions.events.indexOf(event) + 1;
+          await scanAll(label);
+        };
+
+        await reach('ready', { to: 'ready' });
+        const sent = authority.requests.at(-1);
+        assert.ok(sent.path.includes(QUERY_SECRET) && sent.path.includes(PATH_SECRET), `test premise: the URL secrets are sent (${sent.path})`);
+        assert.equal(sent.headers.authorization, `Bearer ${SECRET}`, 'test premise: the credential is sent');
+        await reach('degraded (503 HTML page)', { to: 'degraded' }, fakeReply.text(503, `<html><body>${BODY_SECRET}</body></html>`, 'text/html'));
+        await reach('invalid_credential (401)', { reason: 'invalid_credential' }, fakeReply.json(401, { error: `token rejected: ${BODY_SECRET}` }));
+        await reach('ready after the denial', { to: 'ready' }, VALID);
+        await reach('capability_missing', { reason: 'capability_missing' }, fakeReply.json(200, { capabilities: ['other', BODY_SECRET], account: BODY_SECRET }));
+        await reach('ready again', { to: 'ready' }, VALID);
+        await reach('degraded (broken JSON)', { to: 'degraded' }, fakeReply.json(200, `{"capabilities":["metered-api"],"account":"${BODY_SECRET}"`));
+        await reach('evidence_too_old', { reason: 'evidence_too_old' });
+        sentinel.drain(); // not_ready already: no transition, but the scans run on the draining sentinel
+        await scanAll('draining');
+        sentinel.close();
+        await scanAll('closed');
+
+        // Premise: the scans saw real lines of every kind.
+        const refreshOutcomes = new Set(lines.filter((l) => l.obj.event === 'spend_sentinel.refresh').map((l) => l.obj.outcome));
+        assert.deepEqual([...refreshOutcomes].sort(), ['capability_missing', 'indeterminate', 'invalid_credential'], 'refresh lines seen');
+        assert.ok(lines.filter((l) => l.obj.event === 'spend_sentinel.transition').length >= 8, `transition lines seen: ${lines.length}`);
+      } finally {
+        remove();
+        await authority.close();
+      }
+    });
+  }
 });

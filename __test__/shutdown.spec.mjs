@@ -199,11 +199,8 @@ for (const framework of ['express', 'fastify']) {
       assert.equal(answer.body.length, slowBody('1').length, 'the whole body arrived');
       assert.equal(answer.body, slowBody('1'));
       // js/shutdown.js step 3 promises that in-flight requests finish with `connection: close`.
-      // KNOWN BUG (Fastify): fastifyCloser() only calls app.close(), which neither sets this header
-      // on requests already in flight nor closes their connections once they go idle. The answer
-      // goes out with `connection: keep-alive`, the socket then stays open, server.close() never
-      // completes, and the process only exits when timeoutMs (default 30 s) force-closes it — or
-      // the client reuses the socket and races the close. Express passes (serverCloser handles it).
+      // Regression: Fastify's app.close() alone left in-flight keep-alive answers without it, so the
+      // socket held the shutdown until timeoutMs.
       assert.equal(
         answer.headers.connection,
         'close',

@@ -88,7 +88,15 @@ impl JsLogger {
             logger.get_named_property(level)?;
         let mut fields = Object::new(env)?;
         fill(&mut fields)?;
-        method.apply(logger, FnArgs::from((fields, message.to_owned())))?;
+        if method
+            .apply(logger, FnArgs::from((fields, message.to_owned())))
+            .is_err()
+        {
+            // `apply` leaves the logger's exception pending; left there, Node would raise it
+            // as an uncaught exception once this callback returns.
+            let mut exception = std::ptr::null_mut();
+            unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+        }
         Ok(())
     }
 

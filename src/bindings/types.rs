@@ -265,7 +265,8 @@ pub struct MetricFamily {
 pub struct MetricSample {
     /// The family name, or its `_bucket` / `_sum` / `_count` series.
     pub name: String,
-    pub labels: std::collections::HashMap<String, String>,
+    /// In a fixed (alphabetical) order.
+    pub labels: std::collections::BTreeMap<String, String>,
     pub value: f64,
 }
 
