@@ -17,19 +17,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "trialTimeoutMs",
 ];
 
-/// `new CircuitBreaker(options)`: the settings plus what the JavaScript wrapper handles.
-const CIRCUIT_BREAKER_KEYS: &[&str] = &[
-    "failureThreshold",
-    "failureRateThreshold",
-    "windowMs",
-    "minimumCalls",
-    "openMs",
-    "maxOpenMs",
-    "trialTimeoutMs",
-    "name",
-    "timeoutMs",
-    "isFailure",
-];
+/// `new CircuitBreaker(options)` also takes what the JavaScript wrapper handles.
+const WRAPPER_KEYS: &[&str] = &["name", "timeoutMs", "isFailure"];
 
 /// Durations longer than a year are refused: they are mistakes (seconds given as ms × 1000).
 const MAX_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
@@ -52,7 +41,8 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     } else {
         options
     };
-    let section = Section::new("", options, CIRCUIT_BREAKER_KEYS)?;
+    let keys: Vec<&str> = SETTINGS_KEYS.iter().chain(WRAPPER_KEYS).copied().collect();
+    let section = Section::new("", options, &keys)?;
     let name = match section.string("name")? {
         Some("") => return Err(error("name", "must not be empty")),
         Some(name) => Some(name.to_owned()),
