@@ -99,6 +99,15 @@ export declare class Sentinel {
   onTransition(listener: (event: TransitionEvent) => void): () => void
 }
 
+export interface BudgetAnswer {
+  /** b × share. */
+  nodeBudgetUnits: number
+  /** w = node budget / r, or `maxStaleSeconds` when given. */
+  staleWindowSeconds: number
+  /** node budget / r: the longest window the ceiling allows. */
+  ceilingSeconds: number
+}
+
 /** `budget`: the money that sets the stale window (SPEC §1). */
 export interface BudgetOptions {
   /** b: fleet-wide ceiling of units that may be admitted on unverified evidence (> 0). */
@@ -133,6 +142,12 @@ export interface CircuitBreakerStats {
   windowCalls: number
   windowFailures: number
 }
+
+/**
+ * The node budget and stale window `new Sentinel({ budget })` would use; throws the same
+ * `ERR_SPEND_SENTINEL_CONFIG` error it would.
+ */
+export declare function computeBudget(budget: BudgetOptions): BudgetAnswer
 
 /** The built-in HTTP authority adapter (SPEC §5). */
 export interface HttpAuthorityOptions {

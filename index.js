@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.BreakerCore = nativeBinding.BreakerCore
 module.exports.Sentinel = nativeBinding.Sentinel
+module.exports.computeBudget = nativeBinding.computeBudget
 module.exports.nativeNoop = nativeBinding.nativeNoop
 module.exports.ReadinessReason = nativeBinding.ReadinessReason
 module.exports.ReadinessStatus = nativeBinding.ReadinessStatus

@@ -6,9 +6,43 @@
 const { parseArgs } = require('node:util');
 const { probe } = require('./probe-client');
 
-const USAGE = 'usage: spend-sentinel probe <url> [--timeout-ms N]   (exit 0 on a 2xx answer, 1 otherwise)';
+const USAGE = [
+  'usage: spend-sentinel probe <url> [--timeout-ms N]   (exit 0 on a 2xx answer, 1 otherwise)',
+  '       spend-sentinel window --budget B --rate R [--nodes N | --share S] [--max-stale SECONDS]',
+].join('\n');
+
+/** `window` flags → the `budget` options of `new Sentinel`, validated by the addon itself. */
+const WINDOW_FLAGS = {
+  budget: 'unverifiedUnits',
+  rate: 'maxUnitsPerSecond',
+  nodes: 'nodes',
+  share: 'share',
+  'max-stale': 'maxStaleSeconds',
+};
 
 const COMMANDS = {
+  window(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      options: Object.fromEntries(Object.keys(WINDOW_FLAGS).map((flag) => [flag, { type: 'string' }])),
+    });
+    if (positionals.length > 0) throw new UsageError(`window: unexpected argument "${positionals[0]}"`);
+    const budget = {};
+    for (const [flag, option] of Object.entries(WINDOW_FLAGS)) {
+      if (values[flag] !== undefined) budget[option] = values[flag].trim() === '' ? Number.NaN : Number(values[flag]);
+    }
+    const { computeBudget } = require('./main');
+    let answer;
+    try {
+      answer = computeBudget(budget);
+    } catch (err) {
+      if (err.code !== 'ERR_SPEND_SENTINEL_CONFIG') throw err;
+      throw new UsageError(`window: ${withFlagNames(err.message)}`);
+    }
+    process.stdout.write(explainWindow(budget, answer));
+    return 0;
+  },
+
   async probe(args) {
     const { values, positionals } = parseArgs({
       args,
@@ -30,6 +64,35 @@ const COMMANDS = {
 };
 
 class UsageError extends Error {}
+
+/** `budget.maxStaleSeconds: …` → `--max-stale (budget.maxStaleSeconds): …`, for CLI users. */
+function withFlagNames(message) {
+  let text = message;
+  for (const [flag, option] of Object.entries(WINDOW_FLAGS)) {
+    text = text.replaceAll(`budget.${option}`, `--${flag}`);
+  }
+  return text;
+}
+
+function explainWindow(budget, { nodeBudgetUnits, staleWindowSeconds, ceilingSeconds }) {
+  const b = budget.unverifiedUnits;
+  const r = budget.maxUnitsPerSecond;
+  const share = budget.share !== undefined ? String(budget.share) : `1/${budget.nodes ?? 1}`;
+  const lines = [
+    `node budget  = b × share = ${b} × ${share} = ${round(nodeBudgetUnits)} units`,
+    `stale window = node budget / r = ${round(nodeBudgetUnits)} / ${r} = ${round(ceilingSeconds)} s`,
+  ];
+  if (budget.maxStaleSeconds !== undefined) {
+    lines.push(`             lowered to --max-stale: ${round(staleWindowSeconds)} s`);
+  }
+  lines.push(
+    `At ${r} units/s this node spends its ${round(nodeBudgetUnits)} unverified units in ${round(ceilingSeconds)} s:`,
+    `evidence older than ${round(staleWindowSeconds)} s makes it not_ready.`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+const round = (n) => String(Math.round(n * 1e6) / 1e6);
 
 function parseUrl(text) {
   let url;

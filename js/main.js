@@ -7,5 +7,6 @@ const { CircuitBreaker, CircuitOpenError } = require('./breaker');
 
 module.exports.Sentinel = native.Sentinel;
 module.exports.nativeNoop = native.nativeNoop;
+module.exports.computeBudget = native.computeBudget;
 module.exports.CircuitBreaker = CircuitBreaker;
 module.exports.CircuitOpenError = CircuitOpenError;

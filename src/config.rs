@@ -276,6 +276,12 @@ pub fn parse_options(
     })
 }
 
+/// Only the `budget` options (for the `window` calculator): the same rules, the same errors.
+pub fn parse_budget_options(budget: &RawValue) -> Result<Budget, ConfigError> {
+    let top = RawValue::Object(vec![("budget".to_owned(), budget.clone())]);
+    parse_budget(&Section::new("", &top, &["budget"])?)
+}
+
 fn parse_budget(top: &Section<'_>) -> Result<Budget, ConfigError> {
     let budget = top.section("budget", BUDGET_KEYS)?.ok_or_else(|| {
         error(

@@ -8,6 +8,7 @@ mod logger;
 mod options;
 mod sentinel;
 mod types;
+mod window;
 
 pub use breaker::BreakerCore;
 pub use sentinel::Sentinel;
