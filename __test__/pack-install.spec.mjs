@@ -1,0 +1,286 @@
+// The package as it is published: `npm pack` of this directory ships only what a user needs, and
+// the packed tarball — installed with the platform package a release publishes, into a fresh
+// project outside this checkout — loads through `require` and `import` at every entry point, runs
+// its bin, and type-checks with the consumer's own `tsc`.
+//
+// Needs npm and the registry (or npm's cache) for express, fastify, prom-client, typescript and
+// @types/*, at the versions of package-lock.json. Needs the built addon
+// (spend-sentinel.linux-x64-gnu.node); it does not build it.
+import { describe, before, after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { cpSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const fixtures = fileURLToPath(new URL('fixtures/pack-consumer/', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+const platformDir = join(root, 'npm', 'linux-x64-gnu');
+const platformPkg = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'));
+const binaryName = `${pkg.napi.binaryName}.linux-x64-gnu.node`;
+
+const INSTALL_TIMEOUT_MS = 100_000;
+const STEP_TIMEOUT_MS = 30_000;
+
+/** What the consumer installs besides the two tarballs, at the versions this repository locks. */
+const CONSUMER_DEPS = ['express', 'fastify', 'prom-client', 'typescript', '@types/node', '@types/express'];
+const lockedVersion = (name) => {
+  const version = lock.packages?.[`node_modules/${name}`]?.version;
+  assert.ok(version, `${name} is in package-lock.json`);
+  return version;
+};
+
+/** The kinds of file a user needs; anything else in the tarball is a packaging mistake. */
+const ALLOWED = [/^index\.js$/, /^index\.d\.ts$/, /^js\/[^/]+\.js$/, /^js\/[^/]+\.d\.ts$/, /^README\.md$/, /^LICENSE$/, /^package\.json$/];
+
+/** Environment of the child processes: nothing that points module resolution or the loader elsewhere. */
+function childEnv() {
+  const env = { ...process.env };
+  for (const key of ['NODE_PATH', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT', 'NAPI_RS_NATIVE_LIBRARY_PATH', 'NAPI_RS_FORCE_WASI', 'NAPI_RS_WASI_FLAVOR']) {
+    delete env[key];
+  }
+  return env;
+}
+
+/**
+ * Runs `cmd args` in `cwd` (its own process group, so a timeout ends npm's children too).
+ * Resolves { code, signal, stdout, stderr, timedOut }; never rejects on a non-zero exit.
+ */
+function run(cmd, args, { cwd, timeoutMs = STEP_TIMEOUT_MS } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut });
+    });
+  });
+}
+
+const describeRun = (what, r) =>
+  `${what}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''}${r.timedOut ? ', killed after its timeout' : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+
+async function mustRun(what, cmd, args, opts) {
+  const r = await run(cmd, args, opts);
+  assert.equal(r.code, 0, describeRun(what, r));
+  return r;
+}
+
+/** `npm pack --json` of `dir` into `dest`; returns the pack report (files, filename). */
+async function npmPack(dir, dest) {
+  const r = await mustRun(`npm pack in ${dir}`, 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], { cwd: dir });
+  const [report] = JSON.parse(r.stdout);
+  return { ...report, tarball: join(dest, report.filename), paths: report.files.map((f) => f.path).sort() };
+}
+
+/** Relative specifiers a packed file loads: `require('./x')` in JS, `from '../x'` / `import('./x')` in typings. */
+function relativeImports(text) {
+  const found = [];
+  for (const re of [/require\(\s*['"](\.\.?\/[^'"]*)['"]\s*\)/g, /\bfrom\s+['"](\.\.?\/[^'"]*)['"]/g, /import\(\s*['"](\.\.?\/[^'"]*)['"]\s*\)/g]) {
+    for (const m of text.matchAll(re)) found.push(m[1]);
+  }
+  return found;
+}
+
+/**
+ * The generated loader's local candidates (`./spend-sentinel.<platform>.node`, the WASI loader
+ * `./spend-sentinel.wasi.cjs`) are optional by design: each is tried in a try/catch, and a release
+ * tarball has none of them (the binary comes from the platform package).
+ */
+const OPTIONAL_LOADER_CANDIDATE = /^\.\/[^/]+\.(node|wasi\.cjs)$/;
+
+/** Packed files reachable from `entries` through relative imports, trying the extensions given. */
+function reachable(entries, files, readPacked, extensions) {
+  const seen = new Set();
+  const missing = [];
+  const queue = [...entries];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const spec of relativeImports(readPacked(file))) {
+      if (file === 'index.js' && OPTIONAL_LOADER_CANDIDATE.test(spec)) continue;
+      const base = posix.normalize(posix.join(posix.dirname(file), spec));
+      const stem = base.replace(/\.(js|d\.ts)$/, '');
+      const target = [base, ...extensions.map((ext) => stem + ext)].find((candidate) => files.includes(candidate));
+      if (target === undefined) missing.push(`${file} → ${spec}`);
+      else queue.push(target);
+    }
+  }
+  return { seen, missing };
+}
+
+describe('the packed package, installed into a new project', () => {
+  let tmp;
+  let main; // pack report of this package
+  let platform; // pack report of the platform package
+  let unpacked; // the main tarball, extracted
+  let consumer;
+  let install;
+
+  before(
+    async () => {
+      assert.ok(existsSync(join(root, binaryName)), `${binaryName} is built (this test does not build it)`);
+      tmp = realpathSync(mkdtempSync(join(tmpdir(), 'spend-sentinel-pack-')));
+      const tarballs = join(tmp, 'tarballs');
+      mkdirSync(tarballs);
+
+      main = await npmPack(root, tarballs);
+      unpacked = join(tmp, 'unpacked');
+      mkdirSync(unpacked);
+      await mustRun('tar -x of the main tarball', 'tar', ['-xzf', main.tarball, '-C', unpacked]);
+
+      // The platform package as a release makes it: npm/linux-x64-gnu plus the built binary.
+      const platformCopy = join(tmp, 'linux-x64-gnu');
+      cpSync(platformDir, platformCopy, { recursive: true });
+      copyFileSync(join(root, binaryName), join(platformCopy, binaryName));
+      platform = await npmPack(platformCopy, tarballs);
+
+      consumer = join(tmp, 'consumer');
+      mkdirSync(consumer);
+      writeFileSync(
+        join(consumer, 'package.json'),
+        `${JSON.stringify({ name: 'pack-consumer', version: '1.0.0', private: true, type: 'commonjs' }, null, 2)}\n`,
+      );
+      for (const file of readdirSync(fixtures)) copyFileSync(join(fixtures, file), join(consumer, file));
+      const deps = CONSUMER_DEPS.map((name) => `${name}@${lockedVersion(name)}`);
+      install = await mustRun(
+        'npm install in the consumer',
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--prefer-offline', main.tarball, platform.tarball, ...deps],
+        { cwd: consumer, timeoutMs: INSTALL_TIMEOUT_MS },
+      );
+    },
+    { timeout: INSTALL_TIMEOUT_MS + 4 * STEP_TIMEOUT_MS },
+  );
+
+  after(() => {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('npm pack ships the loader, typings, JS helpers, README, LICENSE and package.json, nothing else', () => {
+    const unexpected = main.paths.filter((p) => !ALLOWED.some((re) => re.test(p)));
+    assert.deepEqual(unexpected, [], 'files outside index.js, index.d.ts, js/*.js, js/*.d.ts, README.md, LICENSE, package.json');
+
+    const exportTargets = Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)));
+    const required = [
+      'index.js',
+      'index.d.ts',
+      'README.md',
+      'LICENSE',
+      'package.json',
+      pkg.main,
+      pkg.types,
+      ...Object.values(pkg.bin),
+      ...exportTargets,
+    ].map((p) => posix.normalize(p));
+    for (const p of new Set(required)) assert.ok(main.paths.includes(p), `${p} is packed`);
+
+    // Only what the entry points load: every packed JS file is reachable from main/exports/bin by
+    // require(), every packed typing from the exports' "types" by import/export; nothing dangles.
+    const readPacked = (p) => readFileSync(join(unpacked, 'package', p), 'utf8');
+    const jsFiles = main.paths.filter((p) => p.endsWith('.js'));
+    const dtsFiles = main.paths.filter((p) => p.endsWith('.d.ts'));
+    const jsEntries = [pkg.main, ...Object.values(pkg.bin), ...Object.values(pkg.exports).map((t) => t.default).filter(Boolean)];
+    const js = reachable(jsEntries.map((p) => posix.normalize(p)), jsFiles, readPacked, ['.js']);
+    assert.deepEqual(js.missing, [], 'relative require() targets missing from the tarball');
+    assert.deepEqual(jsFiles.filter((p) => !js.seen.has(p)), [], 'packed JS no entry point loads');
+    const dtsEntries = [pkg.types, ...Object.values(pkg.exports).map((t) => t.types).filter(Boolean)];
+    const dts = reachable(dtsEntries.map((p) => posix.normalize(p)), dtsFiles, readPacked, ['.d.ts']);
+    assert.deepEqual(dts.missing, [], 'relative typing imports missing from the tarball');
+    assert.deepEqual(dtsFiles.filter((p) => !dts.seen.has(p)), [], 'packed typings no entry point refers to');
+
+    assert.ok(readPacked(pkg.bin['spend-sentinel']).startsWith('#!/usr/bin/env node\n'), 'the bin has a node shebang');
+    assert.deepEqual(JSON.parse(readPacked('package.json')).exports, pkg.exports);
+  });
+
+  test('the platform package tarball carries the binary its package.json names', () => {
+    assert.deepEqual(platform.paths, ['README.md', 'package.json', binaryName].sort());
+    assert.equal(platformPkg.main, binaryName);
+    assert.equal(platformPkg.version, pkg.version);
+    const packedBinary = platform.files.find((f) => f.path === binaryName);
+    assert.equal(packedBinary.size, statSync(join(root, binaryName)).size);
+  });
+
+  test('the install holds no binary in the main package: the loader has to use the platform package', () => {
+    const installed = join(consumer, 'node_modules', 'spend-sentinel');
+    const nodeFiles = readdirSync(installed, { recursive: true }).filter((p) => String(p).endsWith('.node'));
+    assert.deepEqual(nodeFiles, [], 'no .node file in node_modules/spend-sentinel');
+    assert.ok(existsSync(join(consumer, 'node_modules', platformPkg.name, binaryName)), `${platformPkg.name} holds ${binaryName}`);
+    const bin = join(consumer, 'node_modules', '.bin', 'spend-sentinel');
+    assert.equal(realpathSync(bin), join(realpathSync(installed), 'js', 'cli.js'), 'the bin links to js/cli.js');
+    assert.doesNotMatch(install.stderr, /\bERR!/, 'npm install reported no error');
+  });
+
+  test('require() of every entry point, a Sentinel that becomes ready, admits and closes', async () => {
+    const r = await mustRun('node check.cjs', process.execPath, ['check.cjs'], { cwd: consumer });
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.version, pkg.version);
+    assert.ok(report.binary.startsWith(join(consumer, 'node_modules', platformPkg.name)), report.binary);
+  });
+
+  test('import of every entry point (named ESM exports), the same Sentinel lifecycle', async () => {
+    const r = await mustRun('node check.mjs', process.execPath, ['check.mjs'], { cwd: consumer });
+    assert.deepEqual(JSON.parse(r.stdout), { ok: true });
+  });
+
+  test('npx spend-sentinel probe runs the installed bin: exit 0 on 200, 1 on 503', async () => {
+    const server = createServer((req, res) => {
+      const up = req.url === '/';
+      res.writeHead(up ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: up ? 'ready' : 'not_ready' }));
+    });
+    await new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    try {
+      const base = `http://127.0.0.1:${server.address().port}`;
+      const ok = await run('npx', ['--no', '--', 'spend-sentinel', 'probe', `${base}/`], { cwd: consumer });
+      assert.equal(ok.code, 0, describeRun('npx spend-sentinel probe /', ok));
+      assert.match(ok.stdout, /^200 \{"status":"ready"\}/);
+      const down = await run('npx', ['--no', '--', 'spend-sentinel', 'probe', `${base}/down`], { cwd: consumer });
+      assert.equal(down.code, 1, describeRun('npx spend-sentinel probe /down', down));
+      assert.match(down.stdout, /^503 /);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test("the consumer's tsc --noEmit (nodenext, strict, skipLibCheck false) accepts a typed use of every entry point", async () => {
+    const tsc = join(consumer, 'node_modules', 'typescript', 'bin', 'tsc');
+    const version = await mustRun('tsc --version', process.execPath, [tsc, '--version'], { cwd: consumer });
+    assert.equal(version.stdout.trim(), `Version ${lockedVersion('typescript')}`);
+    const r = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, describeRun('tsc -p tsconfig.json (consumer)', r));
+    // The typings came from the installed tarball, not from this checkout.
+    const files = await mustRun('tsc --listFilesOnly', process.execPath, [tsc, '-p', 'tsconfig.json', '--listFilesOnly'], { cwd: consumer, timeoutMs: 60_000 });
+    const ours = files.stdout.split('\n').filter((f) => /\/spend-sentinel\//.test(f));
+    for (const typing of ['index.d.ts', 'js/main.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
+      assert.ok(ours.includes(join(consumer, 'node_modules', 'spend-sentinel', typing)), `${typing} read from the installed package`);
+    }
+    assert.deepEqual(ours.filter((f) => !f.startsWith(join(consumer, 'node_modules'))), [], 'no typing from outside the consumer');
+  });
+});
+
