@@ -1,0 +1,233 @@
+// The demo, as a user runs it: `npm run demo -- --fast` (so its build step runs too; after
+// `npm test`'s own build that is a no-op). The printed story is parsed and checked per node, and
+// the SVG it writes is checked for well-formed XML with both nodes' status bands.
+//
+// Lines parsed (written by examples/demo/report.mjs; every other line, npm's and the build's
+// included, is ignored):
+//   == <t>s  <phase>: <what the authority does>            a phase starts; t in story seconds, 2 decimals
+//   <t>s [#…]  <node> <status> <reason> <age>s <u>/<b> │ <node> …   a sample every 0.5 s: GET /ready of each
+//                                                          node, age = evidence_age_seconds (1 decimal,
+//                                                          "—" without evidence), u = sentinel.unverifiedUnits
+//            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition (onTransition)
+//   == <t>s  end of the story: …
+//     <node>  admitted N  refused N (…)  max unverified N/B
+//             not_ready X s after the authority went silent, Y s after the last refresh it answered for <node> (at Ts)
+//   timeline: <path of the SVG>
+// A line belongs to the phase whose "==" line was printed last before it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { XMLValidator, XMLParser } from 'fast-xml-parser';
+import { runNode } from './helpers/wait.mjs';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const NODES = ['node-a', 'node-b'];
+const WINDOW = 5; // seconds: the seed example's stale window
+const MAX_REFRESH_GAP = 2.5; // seconds: the default maxIntervalMs for a 5 s window
+// Generous: the script's `npm run build` is a no-op after npm test's build, but may have to
+// compile when run alone; the fast story itself takes ~19 s.
+const RUN_TIMEOUT_MS = 240_000;
+
+const PHASE = /^== (\d+\.\d+)s {2}([a-z]+)/;
+const SAMPLE = /^\s*(\d+\.\d)s \[[#.]+\]/;
+const NODE_SAMPLE = /(node-[ab]) (ready|degraded|not_ready)\s+([a-z_]+)\s+(—|\d+\.\d)s?\s+(\d+)\/(\d+)/g;
+const TRANSITION = /↳ (node-[ab]) {2}(\w+) → (\w+) \((\w+)\) {2}at (\d+\.\d+)s, evidence age (—|\d+\.\d+)s?/;
+const SUMMARY = /^\s+(node-[ab]) {2}admitted (\d+) {2}refused (\d+).*max unverified (\d+)\/(\d+)/;
+const CUTOFF = /not_ready (\d+\.\d+) s after the authority went silent, (\d+\.\d+) s after the last refresh it answered for (node-[ab])/;
+
+const num = (s) => (s === '—' ? null : Number(s));
+
+/** { phases: [{ name, t }], seen: { node: [{ kind, t, phase, status, reason, age, units, budget }] }, summary, svg } */
+function parseStory(stdout) {
+  const story = { phases: [], seen: Object.fromEntries(NODES.map((n) => [n, []])), summary: {}, svg: null };
+  let phase = null;
+  for (const line of stdout.split('\n')) {
+    let m;
+    if ((m = PHASE.exec(line))) {
+      phase = m[2];
+      story.phases.push({ name: phase, t: Number(m[1]) });
+    } else if ((m = SAMPLE.exec(line))) {
+      const t = Number(m[1]);
+      for (const [, node, status, reason, age, units, budget] of line.matchAll(NODE_SAMPLE)) {
+        story.seen[node].push({ kind: 'sample', t, phase, status, reason, age: num(age), units: Number(units), budget: Number(budget) });
+      }
+    } else if ((m = TRANSITION.exec(line))) {
+      const [, node, from, status, reason, t, age] = m;
+      story.seen[node].push({ kind: 'transition', t: Number(t), phase, from, status, reason, age: num(age) });
+    } else if ((m = SUMMARY.exec(line))) {
+      const [, node, admitted, refused, max, budget] = m.map((v, i) => (i === 1 ? v : Number(v)));
+      story.summary[node] = { admitted, refused, max, budget };
+    } else if ((m = CUTOFF.exec(line))) {
+      Object.assign(story.summary[m[3]], { afterSilence: Number(m[1]), afterLastValid: Number(m[2]) });
+    } else if ((m = /^timeline: (.+)$/.exec(line))) {
+      story.svg = m[1];
+    }
+  }
+  return story;
+}
+
+/** Runs `npm run demo -- <args>` in the repository; kills its whole process group on timeout. */
+function runDemo(args) {
+  const windows = process.platform === 'win32';
+  return new Promise((resolve, reject) => {
+    const child = spawn(windows ? 'npm.cmd' : 'npm', ['run', 'demo', '--', ...args], {
+      cwd: root,
+      shell: windows, // .cmd files need a shell on Windows
+      detached: !windows, // its own process group, so a timeout also stops the node it starts
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (windows) child.kill('SIGKILL');
+      else process.kill(-child.pid, 'SIGKILL');
+    }, RUN_TIMEOUT_MS);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut });
+    });
+  });
+}
+
+const key = (s) => `${s.status}/${s.reason}`;
+const ALLOWED = {
+  healthy: ['ready/verified'],
+  // the cutoff: evidence_too_old at age 5 s, or budget_exhausted a few ms before when the 100th
+  // unverified unit lands first (at 20 units/s both come at w)
+  silent: ['ready/verified', 'degraded/refresh_indeterminate', 'not_ready/evidence_too_old', 'not_ready/budget_exhausted'],
+  back: ['not_ready/evidence_too_old', 'ready/verified'],
+  revoked: ['ready/verified', 'not_ready/invalid_credential'],
+  restored: ['not_ready/invalid_credential', 'ready/verified'],
+};
+const STORY = [
+  ['healthy', 'ready/verified'],
+  ['silent', 'degraded/refresh_indeterminate'],
+  ['silent', 'not_ready/evidence_too_old'],
+  ['back', 'ready/verified'],
+  ['revoked', 'not_ready/invalid_credential'],
+  ['restored', 'ready/verified'],
+];
+
+let run;
+let story;
+let outDir;
+before(async () => {
+  outDir = mkdtempSync(join(tmpdir(), 'spend-sentinel-demo-'));
+  run = await runDemo(['--fast', '--out', join(outDir, 't.svg')]);
+  story = parseStory(run.stdout);
+}, { timeout: RUN_TIMEOUT_MS + 10_000 });
+after(() => rmSync(outDir, { recursive: true, force: true }));
+
+const failure = () => `exit ${run.code} signal ${run.signal} timedOut ${run.timedOut}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+
+test('npm run demo -- --fast plays the whole story and exits 0 on its own', () => {
+  assert.equal(run.timedOut, false, failure());
+  assert.equal(run.code, 0, failure());
+  assert.deepEqual(story.phases.map((p) => p.name), ['healthy', 'silent', 'back', 'revoked', 'restored', 'end'], failure());
+  for (const node of NODES) assert.ok(story.seen[node].filter((s) => s.kind === 'sample').length >= 30, `${node}: samples every 0.5 s`);
+  assert.match(run.stdout, /node budget = b × share = 200 × 1\/2 = 100 units; stale window w = node budget \/ r = 100 \/ 20 = 5 s/);
+});
+
+for (const node of NODES) {
+  test(`${node}: ready → degraded → not_ready (evidence_too_old) → ready → not_ready (invalid_credential) → ready, each in its phase`, () => {
+    const seen = story.seen[node];
+    for (const s of seen) {
+      assert.ok(ALLOWED[s.phase === 'end' ? 'restored' : s.phase]?.includes(key(s)), `${node} ${key(s)} during ${s.phase} at ${s.t}s\n${failure()}`);
+    }
+    let i = 0;
+    for (const [phase, state] of STORY) {
+      while (i < seen.length && !(seen[i].phase === phase && key(seen[i]) === state)) i += 1;
+      assert.ok(i < seen.length, `${node}: no ${state} during ${phase} after the earlier steps\n${failure()}`);
+    }
+    assert.equal(key(seen.at(-1)), 'ready/verified', `${node} ends ready`);
+  });
+
+  test(`${node}: cut off when its evidence is 5 s old, with at most its 100 units admitted unverified`, () => {
+    const seen = story.seen[node];
+    const silentAt = story.phases.find((p) => p.name === 'silent').t;
+    // The exact moment, from the transition (onTransition runs within 50 ms of it).
+    const cut = seen.find((s) => s.kind === 'transition' && s.phase === 'silent' && s.status === 'not_ready');
+    assert.ok(cut, `${node} went not_ready while the authority was silent\n${failure()}`);
+    assert.ok(cut.age >= 4.8 && cut.age <= 5.2, `${node} cut off at evidence age ${cut.age} s, expected ~${WINDOW} s`);
+    // From the silence: the last answered refresh was sent 0–2.5 s before it, so w − 2.5 … w.
+    const afterSilence = cut.t - silentAt;
+    assert.ok(afterSilence >= WINDOW - MAX_REFRESH_GAP - 0.3 && afterSilence <= WINDOW + 0.5, `${node} cut off ${afterSilence} s after the silence`);
+    // Measured by the authority (when it last answered this node), independently of the sentinel.
+    const { afterLastValid } = story.summary[node];
+    assert.ok(afterLastValid >= 4.8 && afterLastValid <= 5.3, `${node} cut off ${afterLastValid} s after the last answered refresh`);
+    // The samples agree: degraded while younger than w, evidence_too_old from w on.
+    const silent = seen.filter((s) => s.kind === 'sample' && s.phase === 'silent');
+    // (ages print with 1 decimal: a degraded sample at 4.96 s shows 5.0)
+    for (const s of silent.filter((s) => s.status === 'degraded')) assert.ok(s.age <= WINDOW, `${node} degraded at age ${s.age}`);
+    const firstOld = silent.find((s) => s.reason === 'evidence_too_old');
+    assert.ok(firstOld, `${node}: a sample shows evidence_too_old during the silence`);
+    assert.ok(firstOld.age >= WINDOW && firstOld.age <= WINDOW + 0.5 + 0.2, `${node} first evidence_too_old sample at age ${firstOld.age}`);
+  });
+
+  test(`${node}: unverified units never above the node budget`, () => {
+    const samples = story.seen[node].filter((s) => s.kind === 'sample');
+    for (const s of samples) {
+      assert.equal(s.budget, 100);
+      assert.ok(s.units <= s.budget, `${node} ${s.units}/${s.budget} at ${s.t}s`);
+    }
+    const { max, budget, admitted, refused } = story.summary[node];
+    assert.equal(budget, 100);
+    assert.ok(max <= budget, `${node} peak ${max}/${budget}`);
+    assert.ok(max >= 80, `${node} peak ${max}: at 20 units/s the silence nearly spends the budget`);
+    assert.ok(admitted > 0 && refused > 0, `${node} admitted ${admitted}, refused ${refused}`);
+  });
+}
+
+test('the SVG is well-formed XML with both nodes’ status bands, their unverified units and the budget line', () => {
+  assert.equal(story.svg, join(outDir, 't.svg'));
+  const xml = readFileSync(story.svg, 'utf8');
+  const valid = XMLValidator.validate(xml);
+  assert.equal(valid, true, JSON.stringify(valid));
+  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => ['g', 'rect', 'line', 'polyline', 'text'].includes(name) }).parse(xml);
+  const byId = new Map();
+  (function walk(value) {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (value === null || typeof value !== 'object') return;
+    if (typeof value.id === 'string') byId.set(value.id, value);
+    Object.values(value).forEach(walk);
+  })(doc.svg);
+  for (const node of NODES) {
+    const band = byId.get(`${node}-status`);
+    assert.ok(band, `${node}-status band`);
+    const statuses = new Set(band.rect.map((r) => r.class.replace('status status-', '')));
+    assert.deepEqual([...statuses].sort(), ['degraded', 'not_ready', 'ready'], `${node} band statuses`);
+    const line = byId.get(`${node}-unverified`);
+    assert.ok(line?.points.split(' ').length >= 100, `${node} unverified units line`);
+  }
+  const budget = byId.get('budget-line');
+  assert.equal(budget?.class, 'budget');
+  assert.ok(budget['stroke-dasharray'], 'the budget line is dashed');
+  for (const id of ['phases', 'time-axis', 'legend', 'unverified-chart']) assert.ok(byId.has(id), id);
+});
+
+test('--plan: the default story is about 40 s, the fast one under 20 s with the silence outlasting the window', async () => {
+  const plan = async (args) => {
+    const { code, stdout } = await runNode([join(root, 'examples/demo.mjs'), '--plan', ...args]);
+    assert.equal(code, 0);
+    const total = Number(/^story \((\d+(?:\.\d+)?) s\)/.exec(stdout)?.[1]);
+    const silent = /silent (\d+(?:\.\d+)?)–(\d+(?:\.\d+)?) s/.exec(stdout);
+    return { total, silent: Number(silent[2]) - Number(silent[1]) };
+  };
+  const normal = await plan([]);
+  assert.ok(normal.total >= 35 && normal.total <= 45, `default story ${normal.total} s`);
+  const fast = await plan(['--fast']);
+  assert.ok(fast.total >= 15 && fast.total <= 20, `fast story ${fast.total} s`);
+  assert.ok(fast.silent >= WINDOW + 1, `fast silence ${fast.silent} s: the cutoff must show`);
+});

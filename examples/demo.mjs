@@ -1,0 +1,136 @@
+// The spend-sentinel demo:  npm run demo   (or: node examples/demo.mjs [--fast] [--out PATH] [--plan])
+//
+// One process: a fake account authority and two Express services (node-a, node-b), each with a
+// sentinel configured as the README's seed example (b = 200, r = 20/s, nodes = 2 → 100 units and
+// a 5 s window per node) and the probe routes. 20 POST /v1/usage a second go into each node
+// through admission(), over real HTTP, while the story plays (~40 s; --fast: 18 s): healthy, the
+// authority goes silent, comes back, revokes the credential, restores it. Every 0.5 s one line
+// shows each node's GET /ready and unverified units; at the end demo-timeline.svg draws it all.
+//
+//   --fast       the short story (for CI): every effect still shows, in 18 s
+//   --out PATH   where to write the SVG (default: demo-timeline.svg in the current directory)
+//   --plan       print the story's phases and exit
+import http from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { storyPlan, storyLength } from './demo/plan.mjs';
+import { startAuthority } from './demo/authority.mjs';
+import { startNode, BUDGET } from './demo/node.mjs';
+import { startLoad, readReady } from './demo/load.mjs';
+import { storyClock, createRecorder } from './demo/record.mjs';
+import { headerLines, planLines, phaseLine, sampleLine, transitionLine, endLine, summaryLines } from './demo/report.mjs';
+import { renderTimeline } from './demo/svg.mjs';
+
+const NAMES = ['node-a', 'node-b'];
+const UNITS_PER_SECOND = 20; // r: the most each node may take, so its budget lasts exactly w
+const SAMPLE_MS = 500;
+
+let args;
+try {
+  ({ values: args } = parseArgs({ options: { fast: { type: 'boolean' }, out: { type: 'string' }, plan: { type: 'boolean' } } }));
+} catch (err) {
+  console.error(`${err.message}\nusage: node examples/demo.mjs [--fast] [--out PATH] [--plan]`);
+  process.exit(2);
+}
+const plan = storyPlan({ fast: args.fast });
+const total = storyLength(plan);
+if (args.plan) {
+  console.log(planLines(plan).join('\n'));
+  process.exit(0);
+}
+const svgPath = resolve(args.out ?? 'demo-timeline.svg');
+const print = (lines) => console.log([lines].flat().join('\n'));
+
+const clock = storyClock();
+const recorder = createRecorder(NAMES);
+const authority = await startAuthority();
+const nodes = [];
+const stops = [];
+try {
+  for (const name of NAMES) nodes.push(await startNode(name, authority.urlFor(name)));
+  await Promise.all(nodes.map((n) => n.sentinel.whenReady({ timeoutMs: 10_000 })));
+  await play();
+} finally {
+  for (const stop of stops.reverse()) await stop();
+  await Promise.all(nodes.map((n) => n.close()));
+  await authority.close();
+}
+
+async function play() {
+  const { sentinel } = nodes[0];
+  print(headerLines({ budget: BUDGET, nodeBudget: sentinel.nodeBudgetUnits, windowSeconds: sentinel.staleWindowSeconds, names: NAMES, perSecond: UNITS_PER_SECOND, plan }));
+
+  clock.start();
+  for (const node of nodes) {
+    const r = node.sentinel.readiness();
+    recorder.state(node.name, 0, r.status, r.reason);
+    const remove = node.sentinel.onTransition((e) => {
+      const t = clock.t();
+      recorder.transition(node.name, t, e);
+      print(transitionLine(t, node.name, e));
+    });
+    const load = startLoad(node.url, UNITS_PER_SECOND);
+    node.counts = load.counts;
+    stops.push(remove, () => load.stop());
+  }
+  const chart = setInterval(() => nodes.forEach((n) => recorder.units(n.name, clock.t(), n.sentinel.unverifiedUnits)), 100);
+  stops.push(() => clearInterval(chart));
+  const probeAgent = new http.Agent({ keepAlive: true });
+  stops.push(() => probeAgent.destroy());
+
+  const starts = new Map();
+  for (let tick = 0; tick * SAMPLE_MS <= total * 1000; tick += 1) {
+    await sleepUntil(clock.stamp((tick * SAMPLE_MS) / 1000));
+    const phase = plan.find((p) => p.start * 1000 === tick * SAMPLE_MS);
+    if (phase) {
+      authority.setMode(phase.authority);
+      starts.set(phase.name, clock.t());
+      print(phaseLine(starts.get(phase.name), phase));
+    }
+    const t = clock.t();
+    const samples = await Promise.all(nodes.map((n) => sample(n, probeAgent, t)));
+    print(sampleLine(t, total, samples));
+  }
+  for (const stop of stops.splice(0).reverse()) await stop();
+  print(endLine(clock.t()));
+
+  writeFileSync(svgPath, renderTimeline({ total, plan, budget: sentinel.nodeBudgetUnits, nodes: nodes.map(timelineOf) }));
+  print(summaryLines(nodes.map((n) => summaryOf(n, starts.get('silent'))), svgPath));
+}
+
+async function sample(node, agent, t) {
+  const ready = await readReady(node.url, agent);
+  recorder.state(node.name, t, ready.status, ready.reason);
+  return {
+    name: node.name,
+    status: ready.status,
+    reason: ready.reason,
+    evidenceAge: ready.evidence_age_seconds,
+    units: node.sentinel.unverifiedUnits,
+    budget: node.sentinel.nodeBudgetUnits,
+  };
+}
+
+function timelineOf(node) {
+  return {
+    name: node.name,
+    segments: recorder.segments(node.name, total),
+    units: recorder.unitSeries(node.name),
+    refreshes: authority.log.filter((e) => e.node === node.name).map((e) => ({ t: clock.t(e.at), answer: e.answer })),
+  };
+}
+
+/** When the node went not_ready after the silence: from the silence, and from its last confirmed evidence. */
+function summaryOf(node, silentAt) {
+  const cut = recorder.transitions(node.name).find((e) => e.t >= silentAt && e.to === 'not_ready');
+  const lastValid = authority.lastValid(node.name, clock.stamp(silentAt));
+  const cutoff = cut && lastValid !== null
+    ? { afterSilence: cut.t - silentAt, afterLastValid: cut.t - clock.t(lastValid), lastValidAt: clock.t(lastValid) }
+    : null;
+  return { name: node.name, counts: node.counts, maxUnverified: node.maxUnverified, budget: node.sentinel.nodeBudgetUnits, cutoff };
+}
+
+function sleepUntil(stamp) {
+  return new Promise((done) => setTimeout(done, Math.max(0, stamp - performance.now())));
+}
