@@ -25,19 +25,9 @@ pub fn compute_budget(env: Env, budget: Unknown) -> Result<BudgetAnswer> {
     let raw = to_raw(&budget)?;
     let parsed = parse_budget_options(&raw)
         .map_err(|e| errors::throw(env.raw(), Kind::Error, errors::CONFIG, &e.to_string()))?;
-    let rate = match &raw {
-        crate::config::RawValue::Object(members) => {
-            members.iter().find_map(|(k, v)| match (k.as_str(), v) {
-                ("maxUnitsPerSecond", crate::config::RawValue::Number(r)) => Some(*r),
-                _ => None,
-            })
-        }
-        _ => None,
-    }
-    .unwrap_or(f64::NAN);
     Ok(BudgetAnswer {
         node_budget_units: parsed.node_budget_units,
         stale_window_seconds: parsed.stale_window.as_secs_f64(),
-        ceiling_seconds: parsed.node_budget_units / rate,
+        ceiling_seconds: parsed.node_budget_units / parsed.max_units_per_second,
     })
 }

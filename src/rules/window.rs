@@ -28,6 +28,8 @@ pub struct Budget {
     pub node_budget_units: f64,
     /// w = node budget / r (or `maxStaleSeconds`): how long evidence stays usable.
     pub stale_window: Duration,
+    /// r, as given.
+    pub max_units_per_second: f64,
 }
 
 /// Why a budget is not acceptable. Each names the option at fault (`option()`).
@@ -134,6 +136,7 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     Ok(Budget {
         node_budget_units,
         stale_window: Duration::from_secs_f64(window_seconds),
+        max_units_per_second: r,
     })
 }
 
