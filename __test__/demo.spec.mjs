@@ -16,13 +16,12 @@
 // A line belongs to the phase whose "==" line was printed last before it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { XMLValidator, XMLParser } from 'fast-xml-parser';
-import { runNode } from './helpers/wait.mjs';
+import { runCommand, runNode } from './helpers/wait.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const NODES = ['node-a', 'node-b'];
@@ -72,33 +71,7 @@ function parseStory(stdout) {
 
 /** Runs `npm run demo -- <args>` in the repository; kills its whole process group on timeout. */
 function runDemo(args) {
-  const windows = process.platform === 'win32';
-  return new Promise((resolve, reject) => {
-    const child = spawn(windows ? 'npm.cmd' : 'npm', ['run', 'demo', '--', ...args], {
-      cwd: root,
-      shell: windows, // .cmd files need a shell on Windows
-      detached: !windows, // its own process group, so a timeout also stops the node it starts
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (windows) child.kill('SIGKILL');
-      else process.kill(-child.pid, 'SIGKILL');
-    }, RUN_TIMEOUT_MS);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, timedOut });
-    });
-  });
+  return runCommand('npm', ['run', 'demo', '--', ...args], { cwd: root, timeoutMs: RUN_TIMEOUT_MS, group: true });
 }
 
 const key = (s) => `${s.status}/${s.reason}`;

@@ -8,12 +8,12 @@
 // (spend-sentinel.linux-x64-gnu.node); it does not build it.
 import { describe, before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCommand } from './helpers/wait.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const fixtures = fileURLToPath(new URL('fixtures/pack-consumer/', import.meta.url));
@@ -51,30 +51,7 @@ function childEnv() {
  * Resolves { code, signal, stdout, stderr, timedOut }; never rejects on a non-zero exit.
  */
 function run(cmd, args, { cwd, timeoutMs = STEP_TIMEOUT_MS } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    }, timeoutMs);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, timedOut });
-    });
-  });
+  return runCommand(cmd, args, { cwd, env: childEnv(), timeoutMs, group: true });
 }
 
 const describeRun = (what, r) =>

@@ -250,9 +250,18 @@ export async function closedPort() {
  * timedOut }. A child still running after `timeoutMs` is killed (by its own pid) and reported.
  */
 export function runNode(args, { timeoutMs = 15000, env = process.env } = {}) {
+  return runCommand(process.execPath, args, { timeoutMs, env });
+}
+
+/**
+ * Runs `cmd args`; resolves with { code, signal, stdout, stderr, elapsedMs, timedOut } and never
+ * rejects on a non-zero exit. `group: true` runs it in its own process group, so that a timeout
+ * also kills what it started (npm's children); otherwise only the child itself is killed.
+ */
+export function runCommand(cmd, args, { cwd, env = process.env, timeoutMs = 15000, group = false } = {}) {
   return new Promise((resolve, reject) => {
     const started = now();
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd, env, detached: group, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -260,7 +269,12 @@ export function runNode(args, { timeoutMs = 15000, env = process.env } = {}) {
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      try {
+        if (group) process.kill(-child.pid, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);
