@@ -200,7 +200,7 @@ describe('valid options are accepted', () => {
     ['budget.maxStaleSeconds 4 below node budget / r', set('budget.maxStaleSeconds', 4)],
     ['budget.share 1 without nodes', merge('budget', { nodes: undefined, share: 1 })],
     ['budget.nodes 1', set('budget.nodes', 1)],
-    ['cadence maxIntervalMs 2999 + timeoutMs 2000 < 5 s window', merge('refresh', { minIntervalMs: 0, maxIntervalMs: 2999, timeoutMs: 2000 })],
+    ['cadence maxIntervalMs 2999 + timeoutMs 2000 < 5 s window', merge('refresh', { minIntervalMs: 20, maxIntervalMs: 2999, timeoutMs: 2000 })],
     ['refresh.minIntervalMs equal to maxIntervalMs', merge('refresh', { minIntervalMs: 1000, maxIntervalMs: 1000 })],
     ['http URL with allowInsecureHttp true', merge('authority', { url: 'http://127.0.0.1:9/v1/account', allowInsecureHttp: true })],
     ['https URL with allowInsecureHttp false', merge('authority', { allowInsecureHttp: false })],

@@ -68,7 +68,7 @@ describe('refresh scheduling', () => {
 
   test('refreshes never overlap', async () => {
     const slowValid = () => new Promise((resolve) => setTimeout(resolve, 60, 'valid'));
-    const { auth } = start(slowValid, { refresh: { minIntervalMs: 0, maxIntervalMs: 5, timeoutMs: 300 } });
+    const { auth } = start(slowValid, { refresh: { minIntervalMs: 20, maxIntervalMs: 25, timeoutMs: 300 } });
     await auth.call(7, 5000);
     assert.equal(auth.maxConcurrent, 1, 'at most one inspect call in flight');
     for (const [i, call] of auth.calls.entries()) {

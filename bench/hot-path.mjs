@@ -87,7 +87,7 @@ async function footprint() {
   const before = { rss: procStatus('VmRSS:'), threads: procStatus('Threads:') };
   const sentinel = new Sentinel({
     budget: { unverifiedUnits: 100, maxUnitsPerSecond: 100 },
-    refresh: { minIntervalMs: 10, maxIntervalMs: 20 },
+    refresh: { minIntervalMs: 20, maxIntervalMs: 30 },
     authority: { url: `http://127.0.0.1:${port}/account`, allowInsecureHttp: true, credential: 'bench', requiredCapability: 'meter' },
   });
   await sentinel.whenReady({ timeoutMs: 10_000 });

@@ -23,6 +23,12 @@ const WRAPPER_KEYS: &[&str] = &["name", "timeoutMs", "isFailure"];
 /// Durations longer than a year are refused: they are mistakes (seconds given as ms × 1000).
 const MAX_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
 
+/// `timeoutMs` runs on a Node.js timer, which fires after 1 ms for any delay above 2³¹ − 1 ms.
+pub const MAX_TIMER_MS: f64 = 2_147_483_647.0;
+
+/// The longest breaker `name`, bytes: it becomes a metric label.
+pub const MAX_NAME_BYTES: usize = 128;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CircuitBreakerConfig {
     /// Names the breaker in errors, events and metrics. Only named breakers have metrics;
@@ -43,12 +49,21 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     };
     let keys: Vec<&str> = SETTINGS_KEYS.iter().chain(WRAPPER_KEYS).copied().collect();
     let section = Section::new("", options, &keys)?;
-    let name = match section.string("name")? {
+    let name = match section.bounded_string("name", MAX_NAME_BYTES)? {
         Some("") => return Err(error("name", "must not be empty")),
         Some(name) => Some(name.to_owned()),
         None => None,
     };
     let timeout_ms = milliseconds(&section, "timeoutMs", 0.0, 0.0)?;
+    if timeout_ms > MAX_TIMER_MS {
+        return Err(error(
+            "timeoutMs",
+            format!(
+                "must be at most {MAX_TIMER_MS} ms (about 24.8 days, the longest Node.js timer) \
+                 (got {timeout_ms})"
+            ),
+        ));
+    }
     match section.get("isFailure") {
         RawValue::Undefined | RawValue::Function => {}
         other => {
@@ -263,6 +278,17 @@ mod tests {
             "isFailure: must be a function (got boolean)"
         );
         assert!(rule_of(object(&[("treshold", num(1.0))])).starts_with("treshold: unknown option"));
+    }
+
+    #[test]
+    fn timeout_beyond_a_node_timer_and_long_names_are_refused() {
+        // Node fires a timer of more than 2^31 - 1 ms after 1 ms: every call would time out.
+        assert!(rule_of(object(&[("timeoutMs", num(MAX_TIMER_MS + 1.0))]))
+            .starts_with("timeoutMs: must be at most 2147483647 ms"));
+        let config = parse_circuit_breaker(&object(&[("timeoutMs", num(MAX_TIMER_MS))])).unwrap();
+        assert_eq!(config.timeout_ms, MAX_TIMER_MS);
+        let long = RawValue::String("n".repeat(MAX_NAME_BYTES + 1));
+        assert!(rule_of(object(&[("name", long)])).starts_with("name: must be at most 128 bytes"));
     }
 
     #[test]

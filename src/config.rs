@@ -5,6 +5,7 @@
 //! rule it breaks, and never contains the credential (SPEC §7).
 
 use std::fmt;
+use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Url;
@@ -178,6 +179,17 @@ impl<'a> Section<'a> {
         })
     }
 
+    /// A string of at most `max_bytes`. The message never echoes the value (it may be secret).
+    pub(crate) fn bounded_string(
+        &self,
+        key: &str,
+        max_bytes: usize,
+    ) -> Result<Option<&'a str>, ConfigError> {
+        let value = self.string(key)?;
+        check_length(&self.path_of(key), value.unwrap_or(""), max_bytes)?;
+        Ok(value)
+    }
+
     fn boolean(&self, key: &str) -> Result<Option<bool>, ConfigError> {
         self.typed(key, "a boolean", |v| match v {
             RawValue::Bool(b) => Some(*b),
@@ -212,6 +224,20 @@ impl<'a> Section<'a> {
     }
 }
 
+/// At most `max_bytes` of UTF-8; the message gives the length, never the text.
+pub(crate) fn check_length(path: &str, text: &str, max_bytes: usize) -> Result<(), ConfigError> {
+    if text.len() > max_bytes {
+        return Err(error(
+            path,
+            format!(
+                "must be at most {max_bytes} bytes long (got {})",
+                text.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_owned()
@@ -244,6 +270,39 @@ const AUTHORITY_KEYS: &[&str] = &[
 ];
 const INSPECT_KEYS: &[&str] = &["inspect"];
 
+/// Upper bounds on strings and lists, in bytes or items: generous for real use, small enough
+/// that no option can blow up memory, metrics or a request line.
+pub mod limits {
+    pub const URL_BYTES: usize = 2048;
+    pub const CREDENTIAL_BYTES: usize = 4096;
+    pub const ENV_NAME_BYTES: usize = 256;
+    pub const CAPABILITY_BYTES: usize = 256;
+    pub const CAPABILITIES: usize = 64;
+    pub const POINTER_BYTES: usize = 1024;
+    pub const HEADER_BYTES: usize = 64;
+    pub const SCHEME_BYTES: usize = 64;
+    pub const CA_PEM_BYTES: usize = 1024 * 1024;
+}
+
+/// Request headers that a credential must never ride on: connection-level and framing headers
+/// (proxies rewrite or drop them, and a wrong value breaks every request) and the headers the
+/// adapter sets itself.
+const FORBIDDEN_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "accept",
+    "accept-encoding",
+    "user-agent",
+];
+
 /// Parses and validates the whole options object. `env` looks up environment variables
 /// (`authority.credentialEnv`); tests pass a fake.
 pub fn parse_options(
@@ -274,6 +333,32 @@ pub fn parse_options(
         authority,
         breaker,
     })
+}
+
+/// The longest `whenReady` timeout, ms: the longest Node.js timer (2³¹ − 1 ms, ~24.8 days).
+pub const MAX_WHEN_READY_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// `whenReady(options)`: `undefined` or `{ timeoutMs }` with 0 ≤ timeoutMs ≤ 2³¹ − 1;
+/// `None` waits without a timeout.
+pub fn parse_when_ready(options: &RawValue) -> Result<Option<Duration>, ConfigError> {
+    if matches!(options, RawValue::Undefined) {
+        return Ok(None);
+    }
+    let section = Section::new("whenReady", options, &["timeoutMs"])?;
+    let Some(ms) = section.number("timeoutMs")? else {
+        return Ok(None);
+    };
+    if !(ms.is_finite() && (0.0..=MAX_WHEN_READY_TIMEOUT_MS).contains(&ms)) {
+        return Err(error(
+            &section.path_of("timeoutMs"),
+            format!(
+                "must be a number of milliseconds from 0 to {MAX_WHEN_READY_TIMEOUT_MS} (got {})",
+                crate::rules::JsNumber(ms)
+            ),
+        ));
+    }
+    // In range: finite, ≥ 0 and at most ~24.8 days.
+    Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
 }
 
 /// Only the `budget` options (for the `window` calculator): the same rules, the same errors.
@@ -356,25 +441,28 @@ fn parse_http_authority(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<HttpAuthorityConfig, ConfigError> {
     let allow_insecure = authority.boolean("allowInsecureHttp")?.unwrap_or(false);
-    let url = parse_url(authority.string("url")?, allow_insecure)?;
+    let url = parse_url(
+        authority.bounded_string("url", limits::URL_BYTES)?,
+        allow_insecure,
+    )?;
     let credential = parse_credential(authority, env)?;
     let required_capabilities = parse_capabilities(authority)?;
     let capabilities_pointer = authority
-        .string("capabilitiesPointer")?
+        .bounded_string("capabilitiesPointer", limits::POINTER_BYTES)?
         .unwrap_or("/capabilities");
     check_json_pointer(capabilities_pointer)?;
-    let header = authority.string("header")?.unwrap_or("authorization");
-    let header = HeaderName::from_bytes(header.as_bytes()).map_err(|_| {
-        error(
-            "authority.header",
-            "must be a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
-        )
-    })?;
-    let scheme = authority.string("scheme")?.unwrap_or("Bearer");
-    if scheme.contains(|c: char| c.is_whitespace() || c.is_control()) {
+    let header = parse_header_name(
+        authority
+            .bounded_string("header", limits::HEADER_BYTES)?
+            .unwrap_or("authorization"),
+    )?;
+    let scheme = authority
+        .bounded_string("scheme", limits::SCHEME_BYTES)?
+        .unwrap_or("Bearer");
+    if !scheme.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(error(
             "authority.scheme",
-            "must not contain whitespace or control characters",
+            "must be visible ASCII characters (no whitespace, control characters or non-ASCII)",
         ));
     }
     let value = if scheme.is_empty() {
@@ -382,14 +470,18 @@ fn parse_http_authority(
     } else {
         format!("{scheme} {}", credential.expose())
     };
+    // Both parts are visible ASCII (checked above and in `parse_credential`), so this cannot
+    // fail; the error is kept for safety and never shows the value.
     let mut header_value = HeaderValue::from_str(&value).map_err(|_| {
         error(
             "authority.credential",
-            "must be printable ASCII without line breaks to fit in an HTTP header",
+            "must be visible ASCII characters to fit in an HTTP header",
         )
     })?;
     header_value.set_sensitive(true);
-    let ca_pem = authority.string("caPem")?.map(str::to_owned);
+    let ca_pem = authority
+        .bounded_string("caPem", limits::CA_PEM_BYTES)?
+        .map(str::to_owned);
     if let Some(pem) = &ca_pem {
         check_ca_pem(pem)?;
     }
@@ -403,12 +495,43 @@ fn parse_http_authority(
     })
 }
 
+/// A token (RFC 9110) that is not a connection-level, framing or adapter-owned header.
+fn parse_header_name(name: &str) -> Result<HeaderName, ConfigError> {
+    let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        error(
+            "authority.header",
+            "must be a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+        )
+    })?;
+    if FORBIDDEN_HEADERS.contains(&header.as_str()) {
+        return Err(error(
+            "authority.header",
+            format!(
+                "must not be {}: connection, framing and adapter-owned headers \
+                 ({}) cannot carry the credential",
+                header.as_str(),
+                FORBIDDEN_HEADERS.join(", ")
+            ),
+        ));
+    }
+    Ok(header)
+}
+
 fn parse_url(url: Option<&str>, allow_insecure: bool) -> Result<Url, ConfigError> {
     let url =
         url.ok_or_else(|| error("authority.url", "is required (or give authority.inspect)"))?;
     // Never echo the URL: it may carry a key in its query string.
     let parsed = Url::parse(url)
         .map_err(|e| error("authority.url", format!("must be an absolute URL ({e})")))?;
+    // A user or password in the URL would go out as a second authorization header, ahead of
+    // the credential's.
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(error(
+            "authority.url",
+            "must not contain a user name or password (user:password@); give the credential \
+             as authority.credential or authority.credentialEnv",
+        ));
+    }
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" if allow_insecure => Ok(parsed),
@@ -428,34 +551,68 @@ fn parse_credential(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Secret<String>, ConfigError> {
     authority.exclusive("credential", "credentialEnv")?;
-    if let Some(credential) = authority.string("credential")? {
-        if credential.is_empty() {
-            return Err(error("authority.credential", "must not be empty"));
-        }
-        return Ok(Secret::new(credential.to_owned()));
+    if let Some(credential) = authority.bounded_string("credential", limits::CREDENTIAL_BYTES)? {
+        return check_credential("authority.credential", credential);
     }
-    let Some(name) = authority.string("credentialEnv")? else {
+    let Some(name) = authority.bounded_string("credentialEnv", limits::ENV_NAME_BYTES)? else {
         return Err(error(
             "authority.credential",
             "is required (give authority.credential or authority.credentialEnv)",
         ));
     };
+    // The name is never echoed: a credential passed here by mistake
+    // (`credentialEnv: process.env.KEY`) would otherwise be printed.
+    if !is_env_name(name) {
+        return Err(error(
+            "authority.credentialEnv",
+            "must be the name of an environment variable (letters, digits and _, not starting \
+             with a digit), not its value",
+        ));
+    }
     match env(name) {
-        Some(value) if !value.is_empty() => Ok(Secret::new(value)),
+        Some(value) if !value.is_empty() => {
+            check_length("authority.credentialEnv", &value, limits::CREDENTIAL_BYTES)?;
+            check_credential("authority.credentialEnv", &value)
+        }
         Some(_) => Err(error(
             "authority.credentialEnv",
-            format!("environment variable {name} is empty"),
+            "the environment variable it names is empty",
         )),
         None => Err(error(
             "authority.credentialEnv",
-            format!("environment variable {name} is not set"),
+            "the environment variable it names is not set",
         )),
     }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: what a shell accepts as a variable name.
+fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A credential is sent as a header value: non-empty visible ASCII (`!` to `~`).
+fn check_credential(path: &str, credential: &str) -> Result<Secret<String>, ConfigError> {
+    if credential.is_empty() {
+        return Err(error(path, "must not be empty"));
+    }
+    if !credential.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(error(
+            path,
+            "must be visible ASCII characters (! to ~: no spaces, line breaks, control \
+             characters or non-ASCII letters) to fit in an HTTP header",
+        ));
+    }
+    Ok(Secret::new(credential.to_owned()))
 }
 
 fn parse_capabilities(authority: &Section<'_>) -> Result<Vec<String>, ConfigError> {
     authority.exclusive("requiredCapability", "requiredCapabilities")?;
     let check = |path: &str, name: &str| -> Result<String, ConfigError> {
+        check_length(path, name, limits::CAPABILITY_BYTES)?;
         if name.is_empty() {
             Err(error(path, "must not be an empty string"))
         } else {
@@ -473,6 +630,14 @@ fn parse_capabilities(authority: &Section<'_>) -> Result<Vec<String>, ConfigErro
         RawValue::Array(items) if items.is_empty() => Err(error(
             "authority.requiredCapabilities",
             "must list at least one capability",
+        )),
+        RawValue::Array(items) if items.len() > limits::CAPABILITIES => Err(error(
+            "authority.requiredCapabilities",
+            format!(
+                "must list at most {} capabilities (got {})",
+                limits::CAPABILITIES,
+                items.len()
+            ),
         )),
         RawValue::Array(items) => items
             .iter()
@@ -682,5 +847,240 @@ mod tests {
             parse_options(&options, &no_env).unwrap().authority,
             AuthorityConfig::Inspect
         ));
+    }
+
+    #[test]
+    fn the_credential_never_rides_on_a_connection_or_framing_header() {
+        for header in [
+            "host",
+            "Host",
+            "content-length",
+            "transfer-encoding",
+            "connection",
+            "te",
+            "upgrade",
+            "accept",
+        ] {
+            let err = parse_error(&http_options(&[("header", s(header))]));
+            assert_eq!(err.path, "authority.header", "{header}");
+            assert!(err.rule.contains("cannot carry the credential"), "{err}");
+        }
+        for header in ["x-api-key", "authorization", "proxy-authorization"] {
+            assert!(parse_options(&http_options(&[("header", s(header))]), &no_env).is_ok());
+        }
+    }
+
+    #[test]
+    fn userinfo_in_the_url_is_refused_without_being_echoed() {
+        let err = parse_error(&http_options(&[(
+            "url",
+            s("https://alice:hunter2-pw@billing.example.com/v1"),
+        )]));
+        assert_eq!(err.path, "authority.url");
+        assert!(!err.to_string().contains("hunter2-pw"), "{err}");
+        assert!(!err.to_string().contains("alice"), "{err}");
+        let user_only = parse_error(&http_options(&[(
+            "url",
+            s("https://alice@billing.example.com/"),
+        )]));
+        assert_eq!(user_only.path, "authority.url");
+    }
+
+    #[test]
+    fn a_credential_must_be_visible_ascii_as_its_message_says() {
+        for bad in ["clé-secrète", "with space", "tab\there", "nul\0"] {
+            let err = parse_error(&http_options(&[("credential", s(bad))]));
+            assert_eq!(err.path, "authority.credential", "{bad:?}");
+            assert!(err.rule.contains("visible ASCII"), "{err}");
+            assert!(!err.to_string().contains(bad), "{err}");
+        }
+        let env = |_: &str| Some("naïve".to_owned());
+        let options = http_options(&[
+            ("credential", RawValue::Undefined),
+            ("credentialEnv", s("BILLING_KEY")),
+        ]);
+        assert_eq!(
+            parse_options(&options, &env).unwrap_err().path,
+            "authority.credentialEnv"
+        );
+    }
+
+    #[test]
+    fn a_value_given_as_credential_env_is_never_echoed() {
+        for value in ["sk-live-51H8aBc", "sk_live_51H8aBc", "a b", ""] {
+            let options = http_options(&[
+                ("credential", RawValue::Undefined),
+                ("credentialEnv", s(value)),
+            ]);
+            let err = parse_options(&options, &no_env).unwrap_err();
+            assert_eq!(err.path, "authority.credentialEnv", "{value:?}");
+            if !value.is_empty() {
+                assert!(!err.to_string().contains(value), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn strings_and_lists_have_a_maximum() {
+        let long = "m".repeat(limits::CAPABILITY_BYTES + 1);
+        let err = parse_error(&http_options(&[("requiredCapability", s(&long))]));
+        assert_eq!(err.path, "authority.requiredCapability");
+        assert!(err.rule.contains("at most 256 bytes"), "{err}");
+        let many = RawValue::Array(vec![s("m"); limits::CAPABILITIES + 1]);
+        let err = parse_error(&http_options(&[
+            ("requiredCapability", RawValue::Undefined),
+            ("requiredCapabilities", many),
+        ]));
+        assert_eq!(err.path, "authority.requiredCapabilities");
+        let cases = [
+            (
+                "url",
+                format!("https://example.com/{}", "a".repeat(limits::URL_BYTES)),
+            ),
+            ("credential", "k".repeat(limits::CREDENTIAL_BYTES + 1)),
+            (
+                "capabilitiesPointer",
+                format!("/{}", "p".repeat(limits::POINTER_BYTES)),
+            ),
+            ("header", "h".repeat(limits::HEADER_BYTES + 1)),
+            ("scheme", "S".repeat(limits::SCHEME_BYTES + 1)),
+        ];
+        for (key, value) in cases {
+            let err = parse_error(&http_options(&[(key, s(&value))]));
+            assert_eq!(err.path, format!("authority.{key}"));
+            assert!(err.rule.contains("bytes long"), "{err}");
+            assert!(!err.to_string().contains(&value), "echoed {key}");
+        }
+    }
+
+    #[test]
+    fn when_ready_takes_nothing_or_a_bounded_timeout() {
+        assert_eq!(parse_when_ready(&RawValue::Undefined), Ok(None));
+        assert_eq!(parse_when_ready(&obj(&[])), Ok(None));
+        assert_eq!(
+            parse_when_ready(&obj(&[("timeoutMs", n(1500.0))])),
+            Ok(Some(Duration::from_millis(1500)))
+        );
+        let cases = [
+            (s("x"), "whenReady"),
+            (RawValue::Null, "whenReady"),
+            (obj(&[("foo", n(1.0))]), "whenReady.foo"),
+            (obj(&[("timeoutMs", s("5"))]), "whenReady.timeoutMs"),
+            (obj(&[("timeoutMs", n(-1.0))]), "whenReady.timeoutMs"),
+            (obj(&[("timeoutMs", n(f64::MAX))]), "whenReady.timeoutMs"),
+            (
+                obj(&[("timeoutMs", n(MAX_WHEN_READY_TIMEOUT_MS + 1.0))]),
+                "whenReady.timeoutMs",
+            ),
+        ];
+        for (options, path) in cases {
+            assert_eq!(
+                parse_when_ready(&options).unwrap_err().path,
+                path,
+                "{options:?}"
+            );
+        }
+    }
+
+    mod never_panics {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Numbers at and around every edge the parser has: zero, signs, subnormals, the
+        /// 2^31 timer limit, the 7-day window, the largest finite value, NaN and infinities.
+        fn edgy_number() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                prop::sample::select(vec![
+                    0.0,
+                    -0.0,
+                    -1.0,
+                    1e-300,
+                    1e-9,
+                    0.01,
+                    0.3,
+                    1.0,
+                    2.0,
+                    20.0,
+                    1000.0,
+                    604_800.0,
+                    2_147_483_647.0,
+                    2_147_483_648.0,
+                    9_007_199_254_740_991.0,
+                    1e19,
+                    1e20,
+                    f64::MAX,
+                    f64::MIN_POSITIVE,
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    f64::NAN,
+                ]),
+                any::<f64>(),
+                0.0f64..1e6,
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = RawValue> {
+            prop_oneof![
+                6 => edgy_number().prop_map(RawValue::Number),
+                1 => Just(RawValue::Undefined),
+                1 => Just(RawValue::Null),
+                1 => any::<bool>().prop_map(RawValue::Bool),
+                1 => "[ -~é\\n]{0,12}".prop_map(RawValue::String),
+                1 => Just(RawValue::Function),
+                1 => Just(RawValue::Array(vec![])),
+            ]
+        }
+
+        fn section(keys: &'static [&'static str]) -> impl Strategy<Value = RawValue> {
+            prop::collection::vec((prop::sample::select(keys.to_vec()), value()), 0..6).prop_map(
+                |members| {
+                    RawValue::Object(
+                        members
+                            .into_iter()
+                            .map(|(k, v)| (k.to_owned(), v))
+                            .collect(),
+                    )
+                },
+            )
+        }
+
+        proptest! {
+            /// Any options either parse or give an error naming a path: never a panic, and a
+            /// parsed config always has a window and cadence a `Duration` and timers can hold.
+            #[test]
+            fn any_options_parse_or_fail_with_a_path(
+                b in edgy_number(),
+                r in edgy_number(),
+                budget in section(BUDGET_KEYS),
+                refresh in section(REFRESH_KEYS),
+                authority in prop_oneof![
+                    Just(obj(&[("inspect", RawValue::Function)])),
+                    section(AUTHORITY_KEYS),
+                ],
+            ) {
+                // Mostly well-formed around the required numbers, so that many cases parse.
+                let RawValue::Object(mut members) = budget else { unreachable!() };
+                members.insert(0, ("unverifiedUnits".to_owned(), RawValue::Number(b)));
+                members.insert(1, ("maxUnitsPerSecond".to_owned(), RawValue::Number(r)));
+                let budget = RawValue::Object(members);
+                let options = obj(&[("budget", budget), ("refresh", refresh), ("authority", authority)]);
+                match parse_options(&options, &no_env) {
+                    Ok(config) => {
+                        let window = config.budget.stale_window.as_secs_f64();
+                        prop_assert!(window > 0.0 && window <= crate::rules::window::MAX_STALE_WINDOW_SECONDS);
+                        prop_assert!(config.cadence.min_interval >= std::time::Duration::from_millis(20));
+                        prop_assert!(config.cadence.max_interval + config.cadence.timeout < config.budget.stale_window);
+                    }
+                    Err(err) => prop_assert!(!err.path.is_empty(), "{err}"),
+                }
+            }
+
+            #[test]
+            fn any_when_ready_argument_parses_or_fails_with_a_path(arg in prop_oneof![value(), section(&["timeoutMs", "foo"])]) {
+                if let Err(err) = parse_when_ready(&arg) {
+                    prop_assert!(err.path.starts_with("whenReady"), "{err}");
+                }
+            }
+        }
     }
 }

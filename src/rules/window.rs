@@ -6,6 +6,18 @@ use std::fmt;
 use super::JsNumber;
 use std::time::Duration;
 
+/// The longest stale window this library runs with: 7 days. A longer one is a mistake (a rate
+/// per hour given as per second) and would put refresh deadlines past what timers can hold.
+pub const MAX_STALE_WINDOW_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// The shortest pause between two refreshes, ms: anything shorter hammers the authority (50
+/// calls a second at most). With the default cadence (pauses from 0.3 w) it puts the shortest
+/// usable window at [`MIN_DEFAULT_WINDOW_MS`].
+pub const MIN_REFRESH_INTERVAL_MS: f64 = 20.0;
+
+/// The shortest window the default cadence can refresh within: 0.3 w ≥ 20 ms.
+pub const MIN_DEFAULT_WINDOW_MS: f64 = MIN_REFRESH_INTERVAL_MS / 0.3;
+
 /// The `budget` options as given (already type-checked: finite numbers).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BudgetInput {
@@ -35,11 +47,27 @@ pub struct Budget {
 /// Why a budget is not acceptable. Each names the option at fault (`option()`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum BudgetError {
-    NotPositive { option: &'static str, value: f64 },
-    NodesNotWhole { value: f64 },
-    ShareOutOfRange { value: f64 },
+    NotPositive {
+        option: &'static str,
+        value: f64,
+    },
+    NodesNotWhole {
+        value: f64,
+    },
+    ShareOutOfRange {
+        value: f64,
+    },
     NodesAndShare,
-    MaxStaleAboveCeiling { value: f64, ceiling: f64 },
+    MaxStaleAboveCeiling {
+        value: f64,
+        ceiling: f64,
+    },
+    /// The window (node budget / r, or `maxStaleSeconds`) is longer than
+    /// [`MAX_STALE_WINDOW_SECONDS`].
+    WindowTooLong {
+        window_seconds: f64,
+        given: bool,
+    },
 }
 
 impl BudgetError {
@@ -51,6 +79,7 @@ impl BudgetError {
             BudgetError::ShareOutOfRange { .. } => "budget.share",
             BudgetError::NodesAndShare => "budget.share",
             BudgetError::MaxStaleAboveCeiling { .. } => "budget.maxStaleSeconds",
+            BudgetError::WindowTooLong { .. } => "budget.maxStaleSeconds",
         }
     }
 }
@@ -81,6 +110,22 @@ impl BudgetError {
                 "must be at most node budget / maxUnitsPerSecond = {ceiling} s \
                  (got {}); a longer window would let this node pass its share of the ceiling",
                 JsNumber(*value)
+            ),
+            BudgetError::WindowTooLong {
+                window_seconds,
+                given: true,
+            } => format!(
+                "must be at most {MAX_STALE_WINDOW_SECONDS} s (7 days) (got {})",
+                JsNumber(*window_seconds)
+            ),
+            BudgetError::WindowTooLong {
+                window_seconds,
+                given: false,
+            } => format!(
+                "the stale window node budget / maxUnitsPerSecond = {} s is longer than the \
+                 supported {MAX_STALE_WINDOW_SECONDS} s (7 days); give budget.maxStaleSeconds \
+                 (at most {MAX_STALE_WINDOW_SECONDS}) to cap it",
+                JsNumber(*window_seconds)
             ),
         }
     }
@@ -117,7 +162,9 @@ fn require_positive(option: &'static str, value: f64) -> Result<f64, BudgetError
 }
 
 /// SPEC §1: node budget = b × share; w = node budget / r, lowered to `maxStaleSeconds`.
-/// A `maxStaleSeconds` above node budget / r contradicts the ceiling and is refused.
+/// A `maxStaleSeconds` above node budget / r contradicts the ceiling and is refused, and so is
+/// a window longer than [`MAX_STALE_WINDOW_SECONDS`] (it also bounds every later conversion of
+/// the window to a `Duration`).
 pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     let b = require_positive("budget.unverifiedUnits", input.unverified_units)?;
     let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
@@ -133,8 +180,15 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
             value
         }
     };
+    if window_seconds > MAX_STALE_WINDOW_SECONDS {
+        return Err(BudgetError::WindowTooLong {
+            window_seconds,
+            given: input.max_stale_seconds.is_some(),
+        });
+    }
     Ok(Budget {
         node_budget_units,
+        // In range: positive, finite and at most 7 days (checked above).
         stale_window: Duration::from_secs_f64(window_seconds),
         max_units_per_second: r,
     })
@@ -174,6 +228,14 @@ pub enum CadenceError {
         timeout_ms: f64,
         window_ms: f64,
     },
+    /// An explicit `minIntervalMs` below [`MIN_REFRESH_INTERVAL_MS`].
+    IntervalBelowFloor {
+        value: f64,
+    },
+    /// The default cadence (0.3 w) would pause less than [`MIN_REFRESH_INTERVAL_MS`].
+    WindowTooShortForDefaults {
+        window_ms: f64,
+    },
 }
 
 impl CadenceError {
@@ -183,6 +245,8 @@ impl CadenceError {
             CadenceError::TimeoutNotPositive { .. } => "refresh.timeoutMs",
             CadenceError::MinAboveMax { .. } => "refresh.minIntervalMs",
             CadenceError::CannotFitWindow { .. } => "refresh.maxIntervalMs",
+            CadenceError::IntervalBelowFloor { .. } => "refresh.minIntervalMs",
+            CadenceError::WindowTooShortForDefaults { .. } => "budget",
         }
     }
 }
@@ -204,6 +268,19 @@ impl CadenceError {
                 "maxIntervalMs + timeoutMs ({max_interval_ms} + {timeout_ms}) \
                  must be less than the stale window ({window_ms} ms), or healthy evidence could expire \
                  between two refreshes"
+            ),
+            CadenceError::IntervalBelowFloor { value } => format!(
+                "must be at least {MIN_REFRESH_INTERVAL_MS} ms (got {}): shorter pauses would \
+                 call the authority more than 50 times a second",
+                JsNumber(*value)
+            ),
+            CadenceError::WindowTooShortForDefaults { window_ms } => format!(
+                "the stale window node budget / maxUnitsPerSecond = {} ms is too short to \
+                 refresh within: the default pause (0.3 × window) would be under the \
+                 {MIN_REFRESH_INTERVAL_MS} ms floor, so the window must be at least {:.1} ms \
+                 (raise budget.unverifiedUnits or lower budget.maxUnitsPerSecond)",
+                JsNumber(*window_ms),
+                MIN_DEFAULT_WINDOW_MS
             ),
         }
     }
@@ -242,6 +319,14 @@ pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence
     if !(timeout.is_finite() && timeout > 0.0) {
         return Err(CadenceError::TimeoutNotPositive { value: timeout });
     }
+    if min < MIN_REFRESH_INTERVAL_MS {
+        return Err(match input.min_interval_ms {
+            Some(value) => CadenceError::IntervalBelowFloor { value },
+            None => CadenceError::WindowTooShortForDefaults {
+                window_ms: window.as_secs_f64() * 1000.0,
+            },
+        });
+    }
     if min > max {
         return Err(CadenceError::MinAboveMax { min, max });
     }
@@ -253,6 +338,7 @@ pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence
             window_ms,
         });
     }
+    // In range: finite, ≥ 0 and below the window (itself at most 7 days), checked above.
     let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
     Ok(Cadence {
         min_interval: ms(min),
@@ -499,5 +585,89 @@ mod tests {
         assert_eq!(cadence.pause(0.0), Duration::from_millis(1500));
         assert_eq!(cadence.pause(0.5), Duration::from_millis(2000));
         assert!(cadence.pause(0.999_999) < Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn windows_past_seven_days_are_refused_instead_of_overflowing() {
+        // 1e20 units at 1/s: a window no Duration can hold (it used to abort the process).
+        for (unverified_units, max_units_per_second) in [(1e20, 1.0), (f64::MAX, f64::MIN_POSITIVE)]
+        {
+            let input = BudgetInput {
+                unverified_units,
+                max_units_per_second,
+                nodes: None,
+                ..seed()
+            };
+            let err = compute_budget(&input).unwrap_err();
+            assert!(
+                matches!(err, BudgetError::WindowTooLong { given: false, .. }),
+                "{err}"
+            );
+            assert!(err.to_string().contains("budget.maxStaleSeconds"), "{err}");
+        }
+        let capped = BudgetInput {
+            unverified_units: 1e20,
+            max_units_per_second: 1.0,
+            nodes: None,
+            max_stale_seconds: Some(MAX_STALE_WINDOW_SECONDS),
+            ..seed()
+        };
+        let budget = compute_budget(&capped).unwrap();
+        assert_eq!(budget.stale_window, Duration::from_secs(7 * 24 * 3600));
+        let too_long = BudgetInput {
+            max_stale_seconds: Some(MAX_STALE_WINDOW_SECONDS + 1.0),
+            ..capped
+        };
+        assert_eq!(
+            compute_budget(&too_long).unwrap_err(),
+            BudgetError::WindowTooLong {
+                window_seconds: MAX_STALE_WINDOW_SECONDS + 1.0,
+                given: true
+            }
+        );
+    }
+
+    #[test]
+    fn refresh_pauses_below_twenty_ms_are_refused() {
+        let window = Duration::from_secs(5);
+        let hammering = CadenceInput {
+            min_interval_ms: Some(0.0),
+            max_interval_ms: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            compute_cadence(&hammering, window).unwrap_err(),
+            CadenceError::IntervalBelowFloor { value: 0.0 }
+        );
+        let at_floor = CadenceInput {
+            min_interval_ms: Some(MIN_REFRESH_INTERVAL_MS),
+            max_interval_ms: Some(MIN_REFRESH_INTERVAL_MS),
+            ..Default::default()
+        };
+        assert_eq!(
+            compute_cadence(&at_floor, window).unwrap().min_interval,
+            Duration::from_millis(20)
+        );
+    }
+
+    #[test]
+    fn a_window_too_short_for_the_default_cadence_explains_itself() {
+        // b = 0.01 at 1000/s: a 10 µs window used to refresh ~450 times a second.
+        let tiny = compute_budget(&BudgetInput {
+            unverified_units: 0.01,
+            max_units_per_second: 1000.0,
+            nodes: None,
+            ..seed()
+        })
+        .unwrap();
+        let err = compute_cadence(&CadenceInput::default(), tiny.stale_window).unwrap_err();
+        assert!(matches!(
+            err,
+            CadenceError::WindowTooShortForDefaults { .. }
+        ));
+        assert_eq!(err.option(), "budget");
+        assert!(err.to_string().contains("at least 66.7 ms"), "{err}");
+        let shortest = Duration::from_secs_f64(MIN_DEFAULT_WINDOW_MS / 1000.0 + 1e-6);
+        assert!(compute_cadence(&CadenceInput::default(), shortest).is_ok());
     }
 }
