@@ -13,7 +13,7 @@ type Reason = Readiness['reason'];
 type Listener = Parameters<Sentinel['onTransition']>[0];
 type TransitionEvent = Parameters<Listener>[0];
 
-// ---- status and reason are exactly the SPEC §3 string unions -------------------------------------
+// ---- status and reason are exactly the readiness table's string unions (plus internal_error) ------
 const statusIsExact: Equals<Status, 'ready' | 'degraded' | 'not_ready'> = true;
 const reasonIsExact: Equals<
   Reason,
@@ -25,6 +25,7 @@ const reasonIsExact: Equals<
   | 'budget_exhausted'
   | 'refresh_indeterminate'
   | 'verified'
+  | 'internal_error'
 > = true;
 const statusMethodIsExact: Equals<ReturnType<Sentinel['status']>, Status> = true;
 const eventStatusIsExact: Equals<TransitionEvent['from'] | TransitionEvent['to'], Status> = true;
@@ -43,6 +44,7 @@ const timeoutReason: Reason = 'timeout';
 function describeReason(reason: Reason): string {
   switch (reason) {
     case 'shutting_down':
+    case 'internal_error':
     case 'invalid_credential':
     case 'capability_missing':
     case 'no_evidence':

@@ -15,7 +15,7 @@ const DURATION_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-const REASONS: [Reason; 8] = [
+const REASONS: [Reason; 9] = [
     Reason::ShuttingDown,
     Reason::InvalidCredential,
     Reason::CapabilityMissing,
@@ -24,6 +24,7 @@ const REASONS: [Reason; 8] = [
     Reason::BudgetExhausted,
     Reason::RefreshIndeterminate,
     Reason::Verified,
+    Reason::InternalError,
 ];
 
 fn status_index(status: Status) -> usize {
@@ -69,10 +70,10 @@ pub struct Metrics {
     duration_count: AtomicU64,
     duration_sum: AtomicF64,
     /// [from][to][reason]
-    transitions: [[[AtomicU64; 8]; 3]; 3],
+    transitions: [[[AtomicU64; REASONS.len()]; 3]; 3],
     /// Units admitted on `ready` [0] and `degraded` [1].
     admitted_units: [AtomicF64; 2],
-    refused: [AtomicU64; 8],
+    refused: [AtomicU64; REASONS.len()],
 }
 
 /// What the gauges show, read from the guard at scrape time.

@@ -4,7 +4,12 @@
 //! - `refresh_loop`: one refresh at a time, bounded by `timeoutMs`, then a jittered pause;
 //! - `watch_transitions`: re-reads readiness after every change and at the moment the evidence
 //!   reaches the stale window, and reports each status change.
+//!
+//! Each runs under [`supervise`]: a panic (a defect) must not leave a sentinel that silently
+//! stops refreshing and reporting. The sentinel fails closed (`not_ready`/`internal_error`),
+//! the logger hears of it, and a dead watcher is restarted once so the change is reported.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +27,24 @@ pub trait Events: Send + Sync + 'static {
     fn transition(&self, from: Status, now: Readiness);
     /// A refresh sent to the authority answered `outcome` after `took` (for the logger).
     fn refreshed(&self, outcome: Outcome, took: Duration);
+    /// A task of this sentinel panicked; the sentinel now fails closed.
+    fn task_failed(&self, task: Task);
+}
+
+/// The tasks a sentinel runs, named for logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    Refresh,
+    Transitions,
+}
+
+impl Task {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Task::Refresh => "refresh",
+            Task::Transitions => "transitions",
+        }
+    }
 }
 
 /// Starts refreshing at once: the first refresh is not delayed. With `breaker` settings every
@@ -35,11 +58,47 @@ pub fn start(
 ) {
     // Read the starting status here, not in the watcher task: the first refresh may complete
     // before that task first runs, and its transition must not be taken for the start.
-    let initial = shared.readiness().status;
-    let handle = runtime::handle();
-    handle.spawn(watch_transitions(shared.clone(), events.clone(), initial));
+    shared.set_reported_status(shared.readiness().status);
+    spawn_watcher(shared.clone(), events.clone(), 1);
     let breaker = breaker.map(|settings| Breaker::new(settings, rand::random()));
-    handle.spawn(refresh_loop(shared, authority, events, breaker));
+    let refresh = refresh_loop(shared.clone(), authority, events.clone(), breaker);
+    supervise(shared, events, Task::Refresh, refresh, || {});
+}
+
+/// Starts the transition watcher; after a panic it is started again, `restarts` times at most
+/// (a watcher that panics every time must not spin).
+fn spawn_watcher(shared: Arc<Shared>, events: Arc<dyn Events>, restarts: u32) {
+    let watcher = watch_transitions(shared.clone(), events.clone());
+    let (again_shared, again_events) = (shared.clone(), events.clone());
+    supervise(shared, events, Task::Transitions, watcher, move || {
+        if restarts > 0 {
+            spawn_watcher(again_shared, again_events, restarts - 1);
+        }
+    });
+}
+
+/// Runs `task` on the runtime. If it panics, the sentinel fails closed, the logger is told,
+/// and `after_panic` runs (tokio has already caught the panic; the runtime thread lives on).
+pub fn supervise<F>(
+    shared: Arc<Shared>,
+    events: Arc<dyn Events>,
+    task: Task,
+    future: F,
+    after_panic: impl FnOnce() + Send + 'static,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let handle = runtime::handle();
+    let running = handle.spawn(future);
+    handle.spawn(async move {
+        if let Err(error) = running.await {
+            if error.is_panic() {
+                shared.fail();
+                events.task_failed(task);
+                after_panic();
+            }
+        }
+    });
 }
 
 async fn refresh_loop(
@@ -90,8 +149,8 @@ async fn refresh_loop(
     }
 }
 
-async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>, initial: Status) {
-    let mut last = initial;
+async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>) {
+    let mut last = shared.reported_status();
     loop {
         let now = clock::now();
         let (readiness, lifecycle, expiry) = shared.with_guard(|guard| {
@@ -105,6 +164,7 @@ async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>, initial
             shared.metrics.transitioned(last, &readiness);
             events.transition(last, readiness);
             last = readiness.status;
+            shared.set_reported_status(last);
         }
         if lifecycle == Lifecycle::Closed {
             return;
@@ -116,5 +176,103 @@ async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>, initial
             },
             None => shared.changed.notified().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
+    use crate::rules::{Guard, Reason};
+    use parking_lot::Mutex;
+    use std::sync::mpsc;
+
+    /// Sends every event to the test thread, which waits for it with a generous bound.
+    struct Recorder(Mutex<mpsc::Sender<String>>);
+
+    impl Events for Recorder {
+        fn transition(&self, from: Status, now: Readiness) {
+            let event = format!(
+                "{} -> {} ({})",
+                from.as_str(),
+                now.status.as_str(),
+                now.reason.as_str()
+            );
+            let _ = self.0.lock().send(event);
+        }
+        fn refreshed(&self, _: Outcome, _: Duration) {}
+        fn task_failed(&self, task: Task) {
+            let _ = self.0.lock().send(format!("{} failed", task.as_str()));
+        }
+    }
+
+    fn recorder() -> (Arc<dyn Events>, mpsc::Receiver<String>) {
+        let (tx, rx) = mpsc::channel();
+        (Arc::new(Recorder(Mutex::new(tx))), rx)
+    }
+
+    fn next(rx: &mpsc::Receiver<String>) -> String {
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("an event within 10 s")
+    }
+
+    fn verified_shared() -> Arc<Shared> {
+        let budget = compute_budget(&BudgetInput {
+            unverified_units: 200.0,
+            max_units_per_second: 20.0,
+            nodes: Some(2.0),
+            share: None,
+            max_stale_seconds: None,
+        })
+        .unwrap();
+        let cadence = compute_cadence(&CadenceInput::default(), budget.stale_window).unwrap();
+        let shared = Shared::new(Guard::new(budget), cadence);
+        shared.with_guard(|guard| {
+            let ticket = guard.refresh_sent(clock::now()).unwrap();
+            guard.refresh_answered(ticket, Outcome::Valid);
+        });
+        shared.set_reported_status(Status::Ready);
+        shared
+    }
+
+    #[test]
+    fn a_panicking_refresh_task_fails_closed_and_is_reported() {
+        let shared = verified_shared();
+        let (events, rx) = recorder();
+        spawn_watcher(shared.clone(), events.clone(), 1);
+        supervise(
+            shared.clone(),
+            events,
+            Task::Refresh,
+            async { panic!("defect") },
+            || {},
+        );
+        let mut seen = [next(&rx), next(&rx)];
+        seen.sort();
+        assert_eq!(
+            seen,
+            ["ready -> not_ready (internal_error)", "refresh failed"]
+        );
+        assert!(!shared.admit(1.0));
+        shared.close();
+    }
+
+    #[test]
+    fn a_panicking_watcher_is_restarted_and_reports_the_failure() {
+        let shared = verified_shared();
+        let (events, rx) = recorder();
+        let (again_shared, again_events) = (shared.clone(), events.clone());
+        let restart = move || spawn_watcher(again_shared, again_events, 0);
+        supervise(
+            shared.clone(),
+            events,
+            Task::Transitions,
+            async { panic!("defect") },
+            restart,
+        );
+        assert_eq!(next(&rx), "transitions failed");
+        assert_eq!(next(&rx), "ready -> not_ready (internal_error)");
+        assert_eq!(shared.readiness().reason, Reason::InternalError);
+        shared.close();
     }
 }

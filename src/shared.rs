@@ -2,7 +2,7 @@
 //! close) and the runtime thread (refreshes, transitions). The lock is held only for the few
 //! nanoseconds a rule takes; no I/O ever happens under it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -10,7 +10,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::clock;
 use crate::metrics::{Gauges, Metrics};
-use crate::rules::{Cadence, Guard, Readiness, Reason};
+use crate::rules::{Cadence, Guard, Readiness, Reason, Status};
 
 pub struct Shared {
     guard: Mutex<Guard>,
@@ -21,6 +21,9 @@ pub struct Shared {
     closed_tx: watch::Sender<bool>,
     /// The same fact as `Lifecycle::Closed`, readable without the lock from any thread.
     closed: Arc<AtomicBool>,
+    /// The status the transition watcher last reported, so that a watcher restarted after a
+    /// defect reports the change from there (index into `Status::ALL`).
+    reported: AtomicU8,
 }
 
 impl Shared {
@@ -32,7 +35,24 @@ impl Shared {
             changed: Notify::new(),
             closed_tx: watch::channel(false).0,
             closed: Arc::new(AtomicBool::new(false)),
+            reported: AtomicU8::new(0),
         })
+    }
+
+    /// The status listeners were last told about.
+    pub fn reported_status(&self) -> Status {
+        Status::ALL[usize::from(self.reported.load(Ordering::Acquire)) % Status::ALL.len()]
+    }
+
+    pub fn set_reported_status(&self, status: Status) {
+        let index = Status::ALL.iter().position(|s| *s == status).unwrap_or(0);
+        self.reported.store(index as u8, Ordering::Release);
+    }
+
+    /// A refresher task stopped on a defect: fail closed and wake the watcher to report it.
+    pub fn fail(&self) {
+        self.with_guard(Guard::fail);
+        self.changed.notify_one();
     }
 
     /// Runs `f` on the guard under the lock. Keep `f` to a rule call.

@@ -20,6 +20,7 @@ export const REASONS = [
   'budget_exhausted',
   'refresh_indeterminate',
   'verified',
+  'internal_error',
 ];
 export const OUTCOMES = ['valid', 'invalid_credential', 'capability_missing', 'indeterminate'];
 export const BREAKER_STATES = ['closed', 'open', 'half_open'];

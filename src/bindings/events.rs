@@ -13,7 +13,7 @@ use super::errors::{self, Kind};
 use super::logger::JsLogger;
 use super::types::{Readiness, TransitionEvent};
 use crate::js_thread::JsThread;
-use crate::refresher::Events;
+use crate::refresher::{Events, Task};
 use crate::rules::{self, Outcome, Status};
 use crate::runtime;
 use crate::shared::Shared;
@@ -207,6 +207,15 @@ impl Events for EventsHandle {
         self.0.js_thread.run(move |env| {
             if let Some(logger) = &*events.logger.lock() {
                 logger.refresh_failed(&env, outcome, took);
+            }
+        });
+    }
+
+    fn task_failed(&self, task: Task) {
+        let events = self.0.clone();
+        self.0.js_thread.run(move |env| {
+            if let Some(logger) = &*events.logger.lock() {
+                logger.task_failed(&env, task);
             }
         });
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 
 use super::errors::{self, Kind};
+use crate::refresher::Task;
 use crate::rules::{Outcome, Readiness, Reason, Status};
 
 pub struct JsLogger(ObjectRef<false>);
@@ -71,6 +72,18 @@ impl JsLogger {
             fields.set_named_property("event", "spend_sentinel.refresh")?;
             fields.set_named_property("outcome", outcome.as_str())?;
             fields.set_named_property("durationMs", took.as_secs_f64() * 1000.0)
+        });
+    }
+
+    /// A task of the sentinel panicked (a defect); the sentinel now fails closed.
+    pub fn task_failed(&self, env: &Env, task: Task) {
+        let message = format!(
+            "spend-sentinel: the {} task stopped on an internal error; failing closed",
+            task.as_str()
+        );
+        let _ = self.log(env, "error", &message, |fields| {
+            fields.set_named_property("event", "spend_sentinel.internal_error")?;
+            fields.set_named_property("task", task.as_str())
         });
     }
 

@@ -38,6 +38,9 @@ pub enum ReadinessReason {
     RefreshIndeterminate,
     #[napi(value = "verified")]
     Verified,
+    /// The refresh task stopped on a defect; the sentinel fails closed (see README).
+    #[napi(value = "internal_error")]
+    InternalError,
 }
 
 /// What one refresh can conclude; what an `inspect()` function must resolve to.
@@ -75,6 +78,7 @@ impl From<rules::Reason> for ReadinessReason {
             R::BudgetExhausted => ReadinessReason::BudgetExhausted,
             R::RefreshIndeterminate => ReadinessReason::RefreshIndeterminate,
             R::Verified => ReadinessReason::Verified,
+            R::InternalError => ReadinessReason::InternalError,
         }
     }
 }
@@ -128,10 +132,12 @@ impl TransitionEvent {
     }
 }
 
-/// Options of `whenReady`.
-#[napi(object)]
+/// Options of `whenReady` (for `index.d.ts`; parsed by `crate::config::parse_when_ready`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
 pub struct WhenReadyOptions {
-    /// Reject after this many milliseconds. Default: wait until ready or closed.
+    /// Reject after this many milliseconds (0 to 2147483647). Default: wait until ready or
+    /// closed.
     pub timeout_ms: Option<f64>,
 }
 

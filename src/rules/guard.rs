@@ -15,6 +15,9 @@ pub enum Lifecycle {
     Draining,
     /// No refresh starts, nothing is admitted.
     Closed,
+    /// The refresh task stopped on a defect: nothing is admitted, readiness says
+    /// `internal_error` (after `shutting_down`) until the sentinel is closed.
+    Failed,
 }
 
 /// Handed out when a refresh request is sent, handed back with its outcome.
@@ -51,12 +54,14 @@ impl Guard {
 
     /// SPEC §3, as of `now`.
     pub fn readiness(&self, now: Duration) -> Readiness {
-        self.evaluate_at(now, self.lifecycle != Lifecycle::Running)
+        let shutting_down = matches!(self.lifecycle, Lifecycle::Draining | Lifecycle::Closed);
+        self.evaluate_at(now, shutting_down)
     }
 
     fn evaluate_at(&self, now: Duration, shutting_down: bool) -> Readiness {
         evaluate(ReadinessInputs {
             shutting_down,
+            failed: self.lifecycle == Lifecycle::Failed,
             evidence: &self.evidence,
             budget_spent: self.is_budget_spent(),
             stale_window: self.budget.stale_window,
@@ -135,6 +140,14 @@ impl Guard {
 
     pub fn close(&mut self) {
         self.lifecycle = Lifecycle::Closed;
+    }
+
+    /// The refresh task stopped on a defect: fail closed (no admission, `internal_error`).
+    /// A closed sentinel stays closed.
+    pub fn fail(&mut self) {
+        if self.lifecycle != Lifecycle::Closed {
+            self.lifecycle = Lifecycle::Failed;
+        }
     }
 
     pub fn lifecycle(&self) -> Lifecycle {
@@ -278,6 +291,25 @@ mod tests {
         assert!(guard.refresh_sent(ms(20)).is_none());
         guard.refresh_answered(in_flight, Outcome::InvalidCredential);
         assert_eq!(guard.readiness(ms(20)).reason, Reason::ShuttingDown);
+        assert_eq!(guard.lifecycle(), Lifecycle::Closed);
+    }
+
+    #[test]
+    fn a_failed_refresh_task_fails_closed_until_closed() {
+        let mut guard = seed_guard();
+        verified_at(&mut guard, ms(0));
+        guard.drain();
+        guard.fail();
+        assert_eq!(guard.readiness(ms(1)).reason, Reason::InternalError);
+        assert_eq!(
+            guard.refusal_reason(1.0, ms(1)),
+            Some(Reason::InternalError)
+        );
+        assert!(!guard.admit(1.0, ms(1)));
+        assert_eq!(guard.unverified_units(), 0.0);
+        guard.close();
+        guard.fail();
+        assert_eq!(guard.readiness(ms(2)).reason, Reason::ShuttingDown);
         assert_eq!(guard.lifecycle(), Lifecycle::Closed);
     }
 

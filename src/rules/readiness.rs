@@ -47,6 +47,9 @@ pub enum Reason {
     BudgetExhausted,
     RefreshIndeterminate,
     Verified,
+    /// Not a rule of the table: the refresh task stopped on a defect (a panic), so the evidence
+    /// can only age. Checked right after shutting down; the node fails closed.
+    InternalError,
 }
 
 impl Reason {
@@ -60,6 +63,7 @@ impl Reason {
             Reason::BudgetExhausted => "budget_exhausted",
             Reason::RefreshIndeterminate => "refresh_indeterminate",
             Reason::Verified => "verified",
+            Reason::InternalError => "internal_error",
         }
     }
 }
@@ -77,6 +81,8 @@ pub struct Readiness {
 pub struct ReadinessInputs<'a> {
     /// Draining or closed (rule 1). Admission passes `false` while draining.
     pub shutting_down: bool,
+    /// The refresh task stopped on a defect: `not_ready`/`internal_error`, right after rule 1.
+    pub failed: bool,
     pub evidence: &'a Evidence,
     /// The ledger has reached the node budget (rule 6).
     pub budget_spent: bool,
@@ -99,6 +105,9 @@ fn decide(inputs: &ReadinessInputs<'_>, age: Option<Duration>) -> (Status, Reaso
     use Status::*;
     if inputs.shutting_down {
         return (NotReady, Reason::ShuttingDown);
+    }
+    if inputs.failed {
+        return (NotReady, Reason::InternalError);
     }
     match inputs.evidence.denial() {
         Some(Denial::InvalidCredential) => return (NotReady, Reason::InvalidCredential),
@@ -140,6 +149,7 @@ mod tests {
     ) -> Readiness {
         evaluate(ReadinessInputs {
             shutting_down,
+            failed: false,
             evidence,
             budget_spent,
             stale_window: W,
