@@ -77,11 +77,12 @@ export declare class Sentinel {
   get staleWindowSeconds(): number
   /**
    * Resolves with the readiness as soon as the status is `ready` or `degraded`. Rejects with
-   * `ERR_SPEND_SENTINEL_TIMEOUT` after `timeoutMs` (default: no timeout), or with
-   * `ERR_SPEND_SENTINEL_CLOSED` when the sentinel closes first. While pending it keeps the
-   * process alive, like any awaited operation.
+   * `ERR_SPEND_SENTINEL_TIMEOUT` after `timeoutMs` (default: no timeout; at most
+   * 2147483647), or with `ERR_SPEND_SENTINEL_CLOSED` when the sentinel closes first. While
+   * pending it keeps the process alive, like any awaited operation. A bad argument throws a
+   * `TypeError` (`ERR_SPEND_SENTINEL_CONFIG`) naming it.
    */
-  whenReady(options?: WhenReadyOptions | undefined | null): Promise<Readiness>
+  whenReady(options?: WhenReadyOptions): Promise<Readiness>
   /**
    * Readiness becomes `not_ready`/`shutting_down` so the router stops sending traffic;
    * refreshes and admission go on for requests still in flight.
@@ -212,7 +213,7 @@ export interface Readiness {
 }
 
 /** Why readiness is what it is; one code per rule of SPEC §3, checked in this order. */
-export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified'
+export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'internal_error'
 
 /**
  * `ready`: recent verified evidence. `degraded`: the last refresh was inconclusive but the
@@ -283,8 +284,11 @@ export interface TransitionEvent {
   evidenceAgeSeconds: number | null
 }
 
-/** Options of `whenReady`. */
+/** Options of `whenReady` (for `index.d.ts`; parsed by `crate::config::parse_when_ready`). */
 export interface WhenReadyOptions {
-  /** Reject after this many milliseconds. Default: wait until ready or closed. */
+  /**
+   * Reject after this many milliseconds (0 to 2147483647). Default: wait until ready or
+   * closed.
+   */
   timeoutMs?: number
 }

@@ -10,6 +10,8 @@ use napi::sys;
 
 /// A bad option: an `Error` whose message names the option path and the rule.
 pub const CONFIG: &str = "ERR_SPEND_SENTINEL_CONFIG";
+/// `Sentinel` called without `new` (or with a `new.target` outside its class): a `TypeError`.
+pub const CONSTRUCT: &str = "ERR_SPEND_SENTINEL_CONSTRUCT";
 /// A bad `admit(units)` argument: a `TypeError`.
 pub const UNITS: &str = "ERR_SPEND_SENTINEL_UNITS";
 /// `whenReady` gave up.

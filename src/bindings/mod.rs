@@ -7,6 +7,7 @@ mod hot_path;
 mod logger;
 mod options;
 mod sentinel;
+mod teardown;
 mod types;
 mod window;
 

@@ -1,11 +1,9 @@
 //! `new Sentinel(options)`: the JavaScript class. It parses arguments, hands off to the shell
 //! (`Shared`, `refresher`) and translates results; no rule lives here.
 
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::CleanupEnvHook;
 use napi_derive::napi;
 
 use super::breaker::breaker_families;
@@ -14,13 +12,12 @@ use super::events::{EventsHandle, JsEvents};
 use super::hot_path;
 use super::logger::JsLogger;
 use super::options::to_raw;
-use super::types::{
-    MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent, WhenReadyOptions,
-};
+use super::teardown::close_on_teardown;
+use super::types::{MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent};
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
-use crate::config::{parse_options, AuthorityConfig};
+use crate::config::{parse_options, parse_when_ready, AuthorityConfig, ConfigError};
 use crate::js_thread::JsThread;
 use crate::metrics::render;
 use crate::refresher;
@@ -34,8 +31,6 @@ use crate::shared::Shared;
 pub struct Sentinel {
     shared: Arc<Shared>,
     events: Arc<JsEvents>,
-    /// Closes this sentinel when its environment (main thread or worker) tears down.
-    cleanup: Option<CleanupEnvHook<Weak<Shared>>>,
 }
 
 #[napi]
@@ -44,8 +39,19 @@ impl Sentinel {
     /// `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
     #[napi(constructor, ts_args_type = "options: SentinelOptions")]
     pub fn new(env: Env, this: This, options: Unknown) -> Result<Self> {
+        // `Sentinel(options)` without `new` would install the methods on the global object and
+        // start a loop nothing could close; `Reflect.construct(Sentinel, [o], Object)` would
+        // make an object without the prototype's `close`.
+        if !Sentinel::instance_of(&env, &*this)? {
+            return Err(errors::throw(
+                env.raw(),
+                Kind::TypeError,
+                errors::CONSTRUCT,
+                "Sentinel: class constructor must be called with `new` (new Sentinel(options))",
+            ));
+        }
         let config = parse_options(&to_raw(&options)?, &|name| std::env::var(name).ok())
-            .map_err(|e| errors::throw(env.raw(), Kind::Error, errors::CONFIG, &e.to_string()))?;
+            .map_err(|e| config_error(&env, Kind::Error, &e))?;
         let js_thread = Arc::new(JsThread::new(&env)?);
         let shared = Shared::new(Guard::new(config.budget), config.cadence);
         let authority = match config.authority {
@@ -71,22 +77,14 @@ impl Sentinel {
         hot_path::install(&env, &this, &shared)?;
         let logger = JsLogger::from_options(&env, &options)?;
         let events = JsEvents::new(js_thread, shared.clone(), logger);
-        let cleanup = env.add_env_cleanup_hook(Arc::downgrade(&shared), |shared| {
-            if let Some(shared) = shared.upgrade() {
-                shared.close();
-            }
-        })?;
+        close_on_teardown(&env, &shared)?;
         refresher::start(
             shared.clone(),
             authority,
             Arc::new(EventsHandle(events.clone())),
             config.breaker,
         );
-        Ok(Sentinel {
-            shared,
-            events,
-            cleanup: Some(cleanup),
-        })
+        Ok(Sentinel { shared, events })
     }
 
     /// Readiness now (SPEC §3): no I/O, never waits on a refresh.
@@ -170,31 +168,19 @@ impl Sentinel {
     }
 
     /// Resolves with the readiness as soon as the status is `ready` or `degraded`. Rejects with
-    /// `ERR_SPEND_SENTINEL_TIMEOUT` after `timeoutMs` (default: no timeout), or with
-    /// `ERR_SPEND_SENTINEL_CLOSED` when the sentinel closes first. While pending it keeps the
-    /// process alive, like any awaited operation.
-    #[napi(ts_return_type = "Promise<Readiness>")]
-    pub fn when_ready<'env>(
-        &self,
-        env: &'env Env,
-        options: Option<WhenReadyOptions>,
-    ) -> Result<Object<'env>> {
-        let timeout = match options.and_then(|o| o.timeout_ms) {
-            None => None,
-            Some(ms) if ms.is_finite() && ms >= 0.0 => Some(Duration::from_secs_f64(ms / 1000.0)),
-            Some(ms) => {
-                let message = format!(
-                    "whenReady.timeoutMs: must be a finite number ≥ 0 (got {})",
-                    crate::rules::JsNumber(ms)
-                );
-                return Err(errors::throw(
-                    env.raw(),
-                    Kind::TypeError,
-                    errors::CONFIG,
-                    &message,
-                ));
-            }
-        };
+    /// `ERR_SPEND_SENTINEL_TIMEOUT` after `timeoutMs` (default: no timeout; at most
+    /// 2147483647), or with `ERR_SPEND_SENTINEL_CLOSED` when the sentinel closes first. While
+    /// pending it keeps the process alive, like any awaited operation. A bad argument throws a
+    /// `TypeError` (`ERR_SPEND_SENTINEL_CONFIG`) naming it.
+    #[napi(
+        ts_args_type = "options?: WhenReadyOptions",
+        ts_return_type = "Promise<Readiness>"
+    )]
+    pub fn when_ready<'env>(&self, env: &'env Env, options: Unknown) -> Result<Object<'env>> {
+        // Not `Option<…>`: napi-rs would read `null` as "no options", which the constructor
+        // refuses; both take `undefined` alone for "nothing given".
+        let timeout = parse_when_ready(&to_raw(&options)?)
+            .map_err(|e| config_error(env, Kind::TypeError, &e))?;
         self.events.when_ready(env, timeout)
     }
 
@@ -222,8 +208,19 @@ impl Sentinel {
     pub fn on_transition<'env>(
         &self,
         env: &'env Env,
-        listener: Function<TransitionEvent, Unknown<'static>>,
+        listener: Unknown,
     ) -> Result<Function<'env, (), ()>> {
+        if listener.get_type()? != ValueType::Function {
+            let error = ConfigError {
+                path: "onTransition: listener".to_owned(),
+                rule: format!(
+                    "must be a function (got {})",
+                    to_raw(&listener)?.type_name()
+                ),
+            };
+            return Err(config_error(env, Kind::TypeError, &error));
+        }
+        let listener: Function<TransitionEvent, Unknown<'static>> = unsafe { listener.cast()? };
         let id = self.events.add_listener(listener.create_ref()?);
         let events = Arc::downgrade(&self.events);
         env.create_function_from_closure("removeTransitionListener", move |_| {
@@ -237,14 +234,16 @@ impl Sentinel {
 
 impl ObjectFinalize for Sentinel {
     /// Garbage-collected without `close()`: stop refreshing all the same.
-    fn finalize(mut self, env: Env) -> Result<()> {
+    fn finalize(self, env: Env) -> Result<()> {
         self.shared.close();
         self.events.release_logger(&env);
-        if let Some(hook) = self.cleanup.take() {
-            env.remove_env_cleanup_hook(hook)?;
-        }
         Ok(())
     }
+}
+
+/// Throws a configuration error (`ERR_SPEND_SENTINEL_CONFIG`) naming the option or argument.
+fn config_error(env: &Env, kind: Kind, error: &ConfigError) -> Error {
+    errors::throw(env.raw(), kind, errors::CONFIG, &error.to_string())
 }
 
 fn inspect_function(options: &Unknown) -> Result<FunctionRef<(), Unknown<'static>>> {
