@@ -32,7 +32,7 @@ describe('option fuzz: coded error or works, never an abort', () => {
 
   for (const property of PROPERTIES) {
     test(property, async () => {
-      const child = await runNode([FIXTURE, property, String(port)], { timeoutMs: 30_000 });
+      const child = await runNode(['--no-warnings', FIXTURE, property, String(port)], { timeoutMs: 30_000 });
       const detail = `\n--- child (exit ${child.code}, signal ${child.signal}, ${Math.round(child.elapsedMs)} ms) ---\n${report(child.stderr, child.code !== 0 && child.code !== 1)}`;
       assert.equal(child.timedOut, false, `the ${property} property hung (killed after 30 s)${detail}`);
       assert.equal(child.signal, null, `the ${property} child died of ${child.signal}${detail}`);
