@@ -349,7 +349,8 @@ for (const n of nodes) {
 const lagging = nodes.filter((n) => n.transitions !== n.metricTransitions);
 if (lagging.length > 0) {
   // Listeners run within 50 ms of a change; the last one may not have arrived yet.
-  console.log(`(listener vs metrics transitions: ${lagging.map((n) => `${n.transitions}/${n.metricTransitions}`).join(' ')})`);
+  const pairs = lagging.map((n) => `${n.transitions}/${n.metricTransitions}`).join(' ');
+  console.log(`(transitions seen by listeners / counted in metrics: ${pairs})`.slice(0, 100));
 }
 console.log('');
 console.log(`authority: ${phases} phases; requests answered per kind:`);
