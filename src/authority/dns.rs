@@ -14,9 +14,9 @@ use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::{ResolverBuilder, TokioResolver};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// A `reqwest` resolver. The provider spawns hickory's few background tasks with
-/// `tokio::spawn`, so onto whichever runtime polls the lookup: ours, since the clients that
-/// hold this resolver are only used from inside it.
+/// A `reqwest` resolver. Hickory's provider spawns its few background tasks (one per nameserver
+/// connection) on the tokio runtime current at the lookup: ours, since the clients that hold this
+/// resolver are only used from inside it.
 pub struct AsyncResolver(TokioResolver);
 
 impl AsyncResolver {
