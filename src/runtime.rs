@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use reqwest::redirect::Policy;
 use tokio::runtime::{Builder, Handle};
 
+use crate::authority::dns::AsyncResolver;
+
 /// Starts the runtime thread on first use and returns a handle to spawn on it.
 pub fn handle() -> &'static Handle {
     static HANDLE: OnceLock<Handle> = OnceLock::new();
@@ -28,10 +30,12 @@ pub fn handle() -> &'static Handle {
     })
 }
 
-/// Redirects are never followed: a 3xx from the authority proves nothing (SPEC §5).
+/// Redirects are never followed: a 3xx from the authority proves nothing (SPEC §5). Names are
+/// resolved on this runtime, so a refresh's timeout bounds its DNS lookup too.
 pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(Policy::none())
+        .dns_resolver(AsyncResolver::system())
         .use_rustls_tls()
         .user_agent(concat!("spend-sentinel/", env!("CARGO_PKG_VERSION")))
 }
