@@ -68,6 +68,13 @@ pub enum BudgetError {
         window_seconds: f64,
         given: bool,
     },
+    /// node budget / r is not a finite number (b near the largest float, r near zero).
+    CeilingOverflows,
+    /// The window is no longer than [`MIN_REFRESH_INTERVAL_MS`]: no cadence fits in it.
+    WindowTooShort {
+        window_seconds: f64,
+        given: bool,
+    },
 }
 
 impl BudgetError {
@@ -80,6 +87,9 @@ impl BudgetError {
             BudgetError::NodesAndShare => "budget.share",
             BudgetError::MaxStaleAboveCeiling { .. } => "budget.maxStaleSeconds",
             BudgetError::WindowTooLong { .. } => "budget.maxStaleSeconds",
+            BudgetError::CeilingOverflows => "budget.maxUnitsPerSecond",
+            BudgetError::WindowTooShort { given: true, .. } => "budget.maxStaleSeconds",
+            BudgetError::WindowTooShort { given: false, .. } => "budget",
         }
     }
 }
@@ -127,6 +137,26 @@ impl BudgetError {
                  (at most {MAX_STALE_WINDOW_SECONDS}) to cap it",
                 JsNumber(*window_seconds)
             ),
+            BudgetError::CeilingOverflows => {
+                "node budget / maxUnitsPerSecond overflows a number: the budget is too large \
+                 for so small a rate"
+                    .to_owned()
+            }
+            BudgetError::WindowTooShort {
+                window_seconds,
+                given,
+            } => format!(
+                "{} = {} s is too short: refreshes are at least {MIN_REFRESH_INTERVAL_MS} ms \
+                 apart, so the window must be longer than that (at least {:.1} ms with the \
+                 default refresh cadence)",
+                if *given {
+                    "the stale window"
+                } else {
+                    "the stale window node budget / maxUnitsPerSecond"
+                },
+                JsNumber(*window_seconds),
+                MIN_DEFAULT_WINDOW_MS
+            ),
         }
     }
 }
@@ -170,6 +200,9 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
     let node_budget_units = b * node_share(input)?;
     let ceiling = node_budget_units / r;
+    if !ceiling.is_finite() {
+        return Err(BudgetError::CeilingOverflows);
+    }
     let window_seconds = match input.max_stale_seconds {
         None => ceiling,
         Some(value) => {
@@ -180,10 +213,17 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
             value
         }
     };
+    let given = input.max_stale_seconds.is_some();
     if window_seconds > MAX_STALE_WINDOW_SECONDS {
         return Err(BudgetError::WindowTooLong {
             window_seconds,
-            given: input.max_stale_seconds.is_some(),
+            given,
+        });
+    }
+    if window_seconds * 1000.0 <= MIN_REFRESH_INTERVAL_MS {
+        return Err(BudgetError::WindowTooShort {
+            window_seconds,
+            given,
         });
     }
     Ok(Budget {
@@ -316,9 +356,6 @@ pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence
             return Err(CadenceError::Negative { option, value });
         }
     }
-    if !(timeout.is_finite() && timeout > 0.0) {
-        return Err(CadenceError::TimeoutNotPositive { value: timeout });
-    }
     if min < MIN_REFRESH_INTERVAL_MS {
         return Err(match input.min_interval_ms {
             Some(value) => CadenceError::IntervalBelowFloor { value },
@@ -326,6 +363,9 @@ pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence
                 window_ms: window.as_secs_f64() * 1000.0,
             },
         });
+    }
+    if !(timeout.is_finite() && timeout > 0.0) {
+        return Err(CadenceError::TimeoutNotPositive { value: timeout });
     }
     if min > max {
         return Err(CadenceError::MinAboveMax { min, max });
@@ -590,8 +630,7 @@ mod tests {
     #[test]
     fn windows_past_seven_days_are_refused_instead_of_overflowing() {
         // 1e20 units at 1/s: a window no Duration can hold (it used to abort the process).
-        for (unverified_units, max_units_per_second) in [(1e20, 1.0), (f64::MAX, f64::MIN_POSITIVE)]
-        {
+        for (unverified_units, max_units_per_second) in [(1e20, 1.0), (f64::MAX, 1.0)] {
             let input = BudgetInput {
                 unverified_units,
                 max_units_per_second,
@@ -628,6 +667,21 @@ mod tests {
     }
 
     #[test]
+    fn a_ceiling_that_overflows_is_refused_even_under_max_stale() {
+        let input = BudgetInput {
+            unverified_units: f64::MAX,
+            max_units_per_second: 5e-324,
+            nodes: Some(1.0),
+            max_stale_seconds: Some(1.0),
+            ..seed()
+        };
+        assert_eq!(
+            compute_budget(&input).unwrap_err(),
+            BudgetError::CeilingOverflows
+        );
+    }
+
+    #[test]
     fn refresh_pauses_below_twenty_ms_are_refused() {
         let window = Duration::from_secs(5);
         let hammering = CadenceInput {
@@ -651,16 +705,38 @@ mod tests {
     }
 
     #[test]
+    fn a_window_no_cadence_fits_is_refused_by_the_budget_math() {
+        // b = 0.01 at 1000/s: a 10 µs window used to refresh ~450 times a second; 1e-300 s
+        // became a zero window.
+        for (b, r, max_stale) in [
+            (0.01, 1000.0, None),
+            (1e-300, 0.01, Some(1e-300)),
+            (1.0, 50.0, None),
+        ] {
+            let err = compute_budget(&BudgetInput {
+                unverified_units: b,
+                max_units_per_second: r,
+                nodes: None,
+                max_stale_seconds: max_stale,
+                ..seed()
+            })
+            .unwrap_err();
+            assert!(matches!(err, BudgetError::WindowTooShort { .. }), "{err}");
+            assert!(err.to_string().contains("at least 66.7 ms"), "{err}");
+        }
+    }
+
+    #[test]
     fn a_window_too_short_for_the_default_cadence_explains_itself() {
-        // b = 0.01 at 1000/s: a 10 µs window used to refresh ~450 times a second.
-        let tiny = compute_budget(&BudgetInput {
-            unverified_units: 0.01,
-            max_units_per_second: 1000.0,
+        // 50 ms: long enough for explicit pauses of 20 ms, too short for 0.3 w.
+        let short = compute_budget(&BudgetInput {
+            unverified_units: 2.5,
+            max_units_per_second: 50.0,
             nodes: None,
             ..seed()
         })
         .unwrap();
-        let err = compute_cadence(&CadenceInput::default(), tiny.stale_window).unwrap_err();
+        let err = compute_cadence(&CadenceInput::default(), short.stale_window).unwrap_err();
         assert!(matches!(
             err,
             CadenceError::WindowTooShortForDefaults { .. }
