@@ -11,9 +11,11 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Url;
 
 use crate::breaker_options::parse_refresh_breaker;
+use crate::fleet_options::{parse_fleet, FleetConfig, FLEET_KEYS};
 use crate::rules::breaker::BreakerSettings;
+use crate::rules::lease::FleetBudget;
 use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
-use crate::rules::{Budget, Cadence};
+use crate::rules::{Budget, BudgetSource, CadencePlan};
 use crate::secret::Secret;
 
 /// A JavaScript value, as far as option parsing needs to see it.
@@ -71,8 +73,10 @@ pub(crate) fn error(path: &str, rule: impl Into<String>) -> ConfigError {
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub budget: Budget,
-    pub cadence: Cadence,
+    pub budget: BudgetSource,
+    pub cadence: CadencePlan,
+    /// `budget.fleet`: the grant is leased from Redis when given.
+    pub fleet: Option<FleetConfig>,
     pub authority: AuthorityConfig,
     /// `refresh.breaker`: refreshes go through a circuit breaker when given.
     pub breaker: Option<BreakerSettings>,
@@ -253,6 +257,7 @@ const BUDGET_KEYS: &[&str] = &[
     "nodes",
     "share",
     "maxStaleSeconds",
+    "fleet",
 ];
 const REFRESH_KEYS: &[&str] = &["minIntervalMs", "maxIntervalMs", "timeoutMs", "breaker"];
 const AUTHORITY_KEYS: &[&str] = &[
@@ -320,7 +325,7 @@ pub fn parse_options(
             return Err(error("logger", rule));
         }
     }
-    let budget = parse_budget(&top)?;
+    let (budget, fleet) = parse_budget(&top, env)?;
     let cadence = parse_cadence(&top, &budget)?;
     let authority = parse_authority(&top, env)?;
     let breaker = match top.section("refresh", REFRESH_KEYS)? {
@@ -330,6 +335,7 @@ pub fn parse_options(
     Ok(Config {
         budget,
         cadence,
+        fleet,
         authority,
         breaker,
     })
@@ -362,12 +368,23 @@ pub fn parse_when_ready(options: &RawValue) -> Result<Option<Duration>, ConfigEr
 }
 
 /// Only the `budget` options (for the `window` calculator): the same rules, the same errors.
+/// A fleet's node budget changes at run time, so the calculator refuses `fleet`.
 pub fn parse_budget_options(budget: &RawValue) -> Result<Budget, ConfigError> {
     let top = RawValue::Object(vec![("budget".to_owned(), budget.clone())]);
-    parse_budget(&Section::new("", &top, &["budget"])?)
+    match parse_budget(&Section::new("", &top, &["budget"])?, &|_| None)? {
+        (BudgetSource::Static(budget), _) => Ok(budget),
+        (BudgetSource::Fleet(_), _) => Err(error(
+            "budget.fleet",
+            "the calculator works on fixed budgets (nodes or share); a fleet node's budget is \
+             its floor plus a grant that changes while it runs",
+        )),
+    }
 }
 
-fn parse_budget(top: &Section<'_>) -> Result<Budget, ConfigError> {
+fn parse_budget(
+    top: &Section<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(BudgetSource, Option<FleetConfig>), ConfigError> {
     let budget = top.section("budget", BUDGET_KEYS)?.ok_or_else(|| {
         error(
             "budget",
@@ -386,10 +403,45 @@ fn parse_budget(top: &Section<'_>) -> Result<Budget, ConfigError> {
         share: budget.number("share")?,
         max_stale_seconds: budget.number("maxStaleSeconds")?,
     };
-    compute_budget(&input).map_err(|e| error(e.option(), e.rule()))
+    let Some(fleet) = budget.section("fleet", FLEET_KEYS)? else {
+        let budget = compute_budget(&input).map_err(|e| error(e.option(), e.rule()))?;
+        return Ok((BudgetSource::Static(budget), None));
+    };
+    for key in ["nodes", "share"] {
+        if budget.has(key) {
+            return Err(error(
+                &budget.path_of(key),
+                "cannot be combined with budget.fleet: the fleet leases each node's share",
+            ));
+        }
+    }
+    let checked =
+        |input: &BudgetInput| compute_budget(input).map_err(|e| error(e.option(), e.rule()));
+    // b and r first (their own errors), then the fleet options.
+    checked(&input)?;
+    let fleet = parse_fleet(
+        &fleet,
+        input.unverified_units,
+        input.max_units_per_second,
+        input.max_stale_seconds,
+        env,
+    )?;
+    // The largest node budget is floor + pool: maxStaleSeconds must not pass its window.
+    let shape = &fleet.shape;
+    let largest_share = (shape.floor_units() + shape.pool_units()) / shape.unverified_units;
+    checked(&BudgetInput {
+        share: Some(largest_share.min(1.0)),
+        ..input
+    })?;
+    Ok((
+        BudgetSource::Fleet(FleetBudget::new(fleet.shape)),
+        Some(fleet),
+    ))
 }
 
-fn parse_cadence(top: &Section<'_>, budget: &Budget) -> Result<Cadence, ConfigError> {
+/// Explicit refresh options are checked against the smallest window the node can run with (a
+/// fleet node's floor, or the equal split's without a floor); the defaults scale with the window.
+fn parse_cadence(top: &Section<'_>, budget: &BudgetSource) -> Result<CadencePlan, ConfigError> {
     let input = match top.section("refresh", REFRESH_KEYS)? {
         None => CadenceInput::default(),
         Some(refresh) => CadenceInput {
@@ -398,7 +450,13 @@ fn parse_cadence(top: &Section<'_>, budget: &Budget) -> Result<Cadence, ConfigEr
             timeout_ms: refresh.number("timeoutMs")?,
         },
     };
-    compute_cadence(&input, budget.stale_window).map_err(|e| error(e.option(), e.rule()))
+    let smallest_window = match budget {
+        BudgetSource::Static(budget) => budget.stale_window,
+        BudgetSource::Fleet(fleet) => fleet.shape.smallest_window(),
+    };
+    let cadence =
+        compute_cadence(&input, smallest_window).map_err(|e| error(e.option(), e.rule()))?;
+    Ok(CadencePlan::from_input(&input, cadence))
 }
 
 fn parse_authority(
@@ -586,7 +644,7 @@ fn parse_credential(
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: what a shell accepts as a variable name.
-fn is_env_name(name: &str) -> bool {
+pub(crate) fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes
         .next()
@@ -745,8 +803,14 @@ mod tests {
     #[test]
     fn seed_options_parse_with_defaults() {
         let config = parse_options(&http_options(&[]), &no_env).unwrap();
-        assert_eq!(config.budget.node_budget_units, 100.0);
-        assert_eq!(config.cadence.timeout, std::time::Duration::from_secs(2));
+        assert_eq!(config.budget.node_budget_at(Duration::ZERO), 100.0);
+        assert_eq!(
+            config
+                .cadence
+                .at(config.budget.stale_window_at(Duration::ZERO))
+                .timeout,
+            std::time::Duration::from_secs(2)
+        );
         let AuthorityConfig::Http(http) = config.authority else {
             panic!("http expected")
         };
@@ -1066,10 +1130,11 @@ mod tests {
                 let options = obj(&[("budget", budget), ("refresh", refresh), ("authority", authority)]);
                 match parse_options(&options, &no_env) {
                     Ok(config) => {
-                        let window = config.budget.stale_window.as_secs_f64();
-                        prop_assert!(window > 0.0 && window <= crate::rules::window::MAX_STALE_WINDOW_SECONDS);
-                        prop_assert!(config.cadence.min_interval >= std::time::Duration::from_millis(20));
-                        prop_assert!(config.cadence.max_interval + config.cadence.timeout < config.budget.stale_window);
+                        let window = config.budget.stale_window_at(Duration::ZERO);
+                        prop_assert!(window.as_secs_f64() > 0.0 && window.as_secs_f64() <= crate::rules::window::MAX_STALE_WINDOW_SECONDS);
+                        let cadence = config.cadence.at(window);
+                        prop_assert!(cadence.min_interval >= std::time::Duration::from_millis(20));
+                        prop_assert!(cadence.max_interval + cadence.timeout < window);
                     }
                     Err(err) => prop_assert!(!err.path.is_empty(), "{err}"),
                 }

@@ -15,7 +15,7 @@ const DURATION_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-const REASONS: [Reason; 9] = [
+const REASONS: [Reason; 10] = [
     Reason::ShuttingDown,
     Reason::InvalidCredential,
     Reason::CapabilityMissing,
@@ -24,6 +24,7 @@ const REASONS: [Reason; 9] = [
     Reason::BudgetExhausted,
     Reason::RefreshIndeterminate,
     Reason::Verified,
+    Reason::NoFleetLease,
     Reason::InternalError,
 ];
 

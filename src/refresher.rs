@@ -122,10 +122,11 @@ async fn refresh_loop(
             }
             Ok(permit) => {
                 let sent = clock::now();
+                let timeout = shared.cadence_now().timeout;
                 let outcome = tokio::select! {
                     biased;
                     _ = shared.closed() => return,
-                    answer = tokio::time::timeout(shared.cadence.timeout, authority.check()) => {
+                    answer = tokio::time::timeout(timeout, authority.check()) => {
                         answer.unwrap_or(Outcome::Indeterminate)
                     }
                 };
@@ -140,12 +141,41 @@ async fn refresh_loop(
         };
         shared.with_guard(|guard| guard.refresh_answered(ticket, outcome));
         shared.changed.notify_one();
-        let pause = shared.cadence.pause(rand::random::<f64>());
+        if outcome == Outcome::Valid {
+            shared.verified_sent_at.send_replace(Some(ticket.sent_at()));
+        }
         tokio::select! {
             biased;
             _ = shared.closed() => return,
-            _ = tokio::time::sleep(pause) => {}
+            _ = pause(&shared, rand::random::<f64>()) => {}
         }
+    }
+}
+
+/// The pause before the next refresh, drawn once (`u`) and re-planned whenever the window may
+/// have changed (a new lease, a lease deadline): it is cut short when the window shrinks below
+/// what it assumed, never lengthened.
+async fn pause(shared: &Shared, u: f64) {
+    let started = clock::now();
+    let mut until = started + shared.cadence_now().pause(u);
+    loop {
+        let change = shared.next_budget_change().filter(|at| *at < until);
+        tokio::select! {
+            _ = tokio::time::sleep_until(clock::deadline(until)) => return,
+            _ = shared.budget_changed.notified() => {}
+            _ = sleep_until_some(change) => {}
+        }
+        until = until.min(started + shared.cadence_now().pause(u));
+        if clock::now() >= until {
+            return;
+        }
+    }
+}
+
+async fn sleep_until_some(at: Option<Duration>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(clock::deadline(at)).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -225,8 +255,8 @@ mod tests {
             max_stale_seconds: None,
         })
         .unwrap();
-        let cadence = compute_cadence(&CadenceInput::default(), budget.stale_window).unwrap();
-        let shared = Shared::new(Guard::new(budget), cadence);
+        compute_cadence(&CadenceInput::default(), budget.stale_window).unwrap();
+        let shared = Shared::new(Guard::new(budget), crate::rules::CadencePlan::Scaled);
         shared.with_guard(|guard| {
             let ticket = guard.refresh_sent(clock::now()).unwrap();
             guard.refresh_answered(ticket, Outcome::Valid);

@@ -10,14 +10,20 @@ use tokio::sync::{watch, Notify};
 
 use crate::clock;
 use crate::metrics::{Gauges, Metrics};
-use crate::rules::{Cadence, Guard, Readiness, Reason, Status};
+use crate::rules::lease::Lease;
+use crate::rules::{Cadence, CadencePlan, Guard, Readiness, Reason, Status};
 
 pub struct Shared {
     guard: Mutex<Guard>,
     pub metrics: Metrics,
-    pub cadence: Cadence,
-    /// Wakes the transition watcher after a change that no refresh made (admit, drain, close).
+    cadence: CadencePlan,
+    /// Wakes the transition watcher after a change that no refresh made (admit, drain, close,
+    /// a new lease).
     pub changed: Notify,
+    /// Wakes the refresh loop's pause when the budget (and so the window) changed.
+    pub budget_changed: Notify,
+    /// The send time of the latest refresh that answered `valid` (the fleet settles with it).
+    pub verified_sent_at: watch::Sender<Option<std::time::Duration>>,
     closed_tx: watch::Sender<bool>,
     /// The same fact as `Lifecycle::Closed`, readable without the lock from any thread.
     closed: Arc<AtomicBool>,
@@ -27,16 +33,36 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(guard: Guard, cadence: Cadence) -> Arc<Self> {
+    pub fn new(guard: Guard, cadence: CadencePlan) -> Arc<Self> {
         Arc::new(Shared {
             guard: Mutex::new(guard),
             metrics: Metrics::default(),
             cadence,
             changed: Notify::new(),
+            budget_changed: Notify::new(),
+            verified_sent_at: watch::channel(None).0,
             closed_tx: watch::channel(false).0,
             closed: Arc::new(AtomicBool::new(false)),
             reported: AtomicU8::new(0),
         })
+    }
+
+    /// The refresh cadence for the window of the moment.
+    pub fn cadence_now(&self) -> Cadence {
+        let window = self.with_guard(|guard| guard.budget().cadence_window_at(clock::now()));
+        self.cadence.at(window)
+    }
+
+    /// The next moment the budget changes by time alone (a lease deadline), if any.
+    pub fn next_budget_change(&self) -> Option<std::time::Duration> {
+        self.with_guard(|guard| guard.budget().next_change_after(clock::now()))
+    }
+
+    /// A new lease from the fleet (or none): readiness and the cadence see it at once.
+    pub fn set_lease(&self, lease: Option<Lease>) {
+        self.with_guard(|guard| guard.set_lease(lease));
+        self.changed.notify_one();
+        self.budget_changed.notify_one();
     }
 
     /// The status listeners were last told about.
@@ -68,8 +94,9 @@ impl Shared {
     /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {
         let (admission, spent) = self.with_guard(|guard| {
-            let admission = guard.try_admit(units, clock::now());
-            (admission, admission.is_ok() && guard.is_budget_spent())
+            let now = clock::now();
+            let admission = guard.try_admit(units, now);
+            (admission, admission.is_ok() && guard.is_budget_spent(now))
         });
         if spent {
             self.changed.notify_one();
@@ -88,11 +115,14 @@ impl Shared {
 
     /// The gauges of the metrics, read now.
     pub fn gauges(&self) -> Gauges {
-        self.with_guard(|guard| Gauges {
-            readiness: guard.readiness(clock::now()),
-            stale_window: guard.budget().stale_window,
-            node_budget_units: guard.budget().node_budget_units,
-            unverified_units: guard.unverified_units(),
+        self.with_guard(|guard| {
+            let now = clock::now();
+            Gauges {
+                readiness: guard.readiness(now),
+                stale_window: guard.stale_window(now),
+                node_budget_units: guard.node_budget_units(now),
+                unverified_units: guard.unverified_units(),
+            }
         })
     }
 

@@ -157,14 +157,14 @@ impl Sentinel {
     #[napi(getter)]
     pub fn node_budget_units(&self) -> f64 {
         self.shared
-            .with_guard(|guard| guard.budget().node_budget_units)
+            .with_guard(|guard| guard.node_budget_units(crate::clock::now()))
     }
 
     /// w: how long evidence stays usable, seconds.
     #[napi(getter)]
     pub fn stale_window_seconds(&self) -> f64 {
         self.shared
-            .with_guard(|guard| guard.budget().stale_window.as_secs_f64())
+            .with_guard(|guard| guard.stale_window(crate::clock::now()).as_secs_f64())
     }
 
     /// Resolves with the readiness as soon as the status is `ready` or `degraded`. Rejects with

@@ -38,6 +38,9 @@ pub enum ReadinessReason {
     RefreshIndeterminate,
     #[napi(value = "verified")]
     Verified,
+    /// A fleet node with neither a floor nor a usable grant (see README, fleet budget).
+    #[napi(value = "no_fleet_lease")]
+    NoFleetLease,
     /// The refresh task stopped on a defect; the sentinel fails closed (see README).
     #[napi(value = "internal_error")]
     InternalError,
@@ -78,6 +81,7 @@ impl From<rules::Reason> for ReadinessReason {
             R::BudgetExhausted => ReadinessReason::BudgetExhausted,
             R::RefreshIndeterminate => ReadinessReason::RefreshIndeterminate,
             R::Verified => ReadinessReason::Verified,
+            R::NoFleetLease => ReadinessReason::NoFleetLease,
             R::InternalError => ReadinessReason::InternalError,
         }
     }

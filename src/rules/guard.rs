@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
+use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
+use super::lease::Lease;
 use super::ledger::Ledger;
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
-use super::window::Budget;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lifecycle {
@@ -35,7 +36,7 @@ impl RefreshTicket {
 
 #[derive(Debug, Clone)]
 pub struct Guard {
-    budget: Budget,
+    budget: BudgetSource,
     evidence: Evidence,
     ledger: Ledger,
     lifecycle: Lifecycle,
@@ -43,9 +44,9 @@ pub struct Guard {
 
 impl Guard {
     /// A fresh guard has no evidence: a restart always begins `not_ready`/`no_evidence`.
-    pub fn new(budget: Budget) -> Self {
+    pub fn new(budget: impl Into<BudgetSource>) -> Self {
         Guard {
-            budget,
+            budget: budget.into(),
             evidence: Evidence::default(),
             ledger: Ledger::default(),
             lifecycle: Lifecycle::Running,
@@ -59,12 +60,14 @@ impl Guard {
     }
 
     fn evaluate_at(&self, now: Duration, shutting_down: bool) -> Readiness {
+        let node_budget = self.budget.node_budget_at(now);
         evaluate(ReadinessInputs {
             shutting_down,
             failed: self.lifecycle == Lifecycle::Failed,
             evidence: &self.evidence,
-            budget_spent: self.is_budget_spent(),
-            stale_window: self.budget.stale_window,
+            budget_spent: self.ledger.is_spent(node_budget),
+            no_budget: node_budget <= 0.0,
+            stale_window: self.budget.stale_window_at(now),
             now,
         })
     }
@@ -99,7 +102,7 @@ impl Guard {
         if !readiness.status.admits() {
             return Err(readiness.reason);
         }
-        if !self.ledger.fits(units, self.budget.node_budget_units) {
+        if !self.ledger.fits(units, self.budget.node_budget_at(now)) {
             return Err(Reason::BudgetExhausted);
         }
         Ok(readiness.status)
@@ -125,11 +128,25 @@ impl Guard {
         }
     }
 
-    /// The next moment at which readiness changes with no event but time passing (the
-    /// evidence reaching the stale window), if that moment is after `now`.
+    /// The next moment at which readiness may change with no event but time passing (the
+    /// evidence reaching the stale window, or a lease deadline shrinking the budget), if that
+    /// moment is after `now`.
     pub fn next_expiry_after(&self, now: Duration) -> Option<Duration> {
-        let expiry = self.evidence.verified_at()? + self.budget.stale_window;
-        (expiry > now).then_some(expiry)
+        let evidence_expiry = self
+            .evidence
+            .verified_at()
+            .map(|at| at + self.budget.stale_window_at(now))
+            .filter(|expiry| *expiry > now);
+        let budget_change = self.budget.next_change_after(now);
+        match (evidence_expiry, budget_change) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A new lease from the fleet (or none): the node budget is floor + its grant from now on.
+    pub fn set_lease(&mut self, lease: Option<Lease>) {
+        self.budget.set_lease(lease);
     }
 
     pub fn drain(&mut self) {
@@ -154,13 +171,23 @@ impl Guard {
         self.lifecycle
     }
 
-    pub fn budget(&self) -> &Budget {
+    pub fn budget(&self) -> &BudgetSource {
         &self.budget
     }
 
-    /// SPEC §3 rule 6: the ledger has reached the node budget.
-    pub fn is_budget_spent(&self) -> bool {
-        self.ledger.is_spent(self.budget.node_budget_units)
+    /// The node budget now (static, or a fleet's floor + usable grant).
+    pub fn node_budget_units(&self, now: Duration) -> f64 {
+        self.budget.node_budget_at(now)
+    }
+
+    /// w now.
+    pub fn stale_window(&self, now: Duration) -> Duration {
+        self.budget.stale_window_at(now)
+    }
+
+    /// Rule 6: the ledger has reached the node budget.
+    pub fn is_budget_spent(&self, now: Duration) -> bool {
+        self.ledger.is_spent(self.budget.node_budget_at(now))
     }
 
     pub fn unverified_units(&self) -> f64 {
@@ -338,6 +365,60 @@ mod tests {
         );
     }
 
+    fn fleet_guard(reserve: f64) -> Guard {
+        use crate::rules::lease::{FleetBudget, FleetShape};
+        Guard::new(BudgetSource::Fleet(FleetBudget::new(FleetShape {
+            unverified_units: 200.0,
+            max_units_per_second: 20.0,
+            max_nodes: 4,
+            reserve,
+            lease: Duration::from_secs(30),
+            max_stale: None,
+        })))
+    }
+
+    #[test]
+    fn a_fleet_node_runs_on_floor_plus_grant_until_the_lease_deadline() {
+        let mut guard = fleet_guard(0.2); // floor 10 units: window 0.5 s
+        verified_at(&mut guard, ms(0));
+        assert_eq!(guard.node_budget_units(ms(1)), 10.0);
+        guard.set_lease(Some(Lease {
+            grant_units: 90.0,
+            deadline: ms(3000),
+        }));
+        assert_eq!(guard.node_budget_units(ms(1)), 100.0);
+        assert_eq!(guard.stale_window(ms(1)), ms(5000));
+        assert!(guard.admit(60.0, ms(100)));
+        assert_eq!(
+            guard.next_expiry_after(ms(100)),
+            Some(ms(3000)),
+            "the deadline comes first"
+        );
+        let readiness = guard.readiness(ms(3000));
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::EvidenceTooOld),
+            "at the deadline the window falls back to the floor's 0.5 s"
+        );
+        assert!(!guard.admit(1.0, ms(3000)));
+    }
+
+    #[test]
+    fn no_floor_and_no_grant_is_no_fleet_lease() {
+        let mut guard = fleet_guard(0.0);
+        assert_eq!(guard.readiness(ms(0)).reason, Reason::NoEvidence);
+        verified_at(&mut guard, ms(0));
+        assert_eq!(guard.readiness(ms(1)).reason, Reason::NoFleetLease);
+        assert_eq!(guard.refusal_reason(0.0, ms(1)), Some(Reason::NoFleetLease));
+        guard.set_lease(Some(Lease {
+            grant_units: 50.0,
+            deadline: ms(10_000),
+        }));
+        assert_eq!(guard.readiness(ms(2)).reason, Reason::Verified);
+        assert!(guard.admit(50.0, ms(2)));
+        assert!(!guard.admit(0.5, ms(3)));
+    }
+
     /// One step of a random interleaving for the property test.
     #[derive(Debug, Clone)]
     enum Step {
@@ -362,7 +443,7 @@ mod tests {
         #[test]
         fn exposure_never_exceeds_the_node_budget(steps in prop::collection::vec(step(), 1..200)) {
             let mut guard = seed_guard();
-            let node_budget = guard.budget().node_budget_units;
+            let node_budget = guard.node_budget_units(Duration::ZERO);
             let mut now = Duration::ZERO;
             let mut in_flight: Option<RefreshTicket> = None;
             // Independent model: every admission with its time.

@@ -5,17 +5,22 @@
 //! monotonic origin), so each rule is a unit test with a fake clock.
 
 pub mod breaker;
+pub mod budget;
 pub mod evidence;
 pub mod guard;
+pub mod lease;
 pub mod ledger;
 pub mod readiness;
 pub mod rolling;
 pub mod window;
 
+pub use budget::BudgetSource;
 pub use evidence::{Denial, Evidence, Outcome};
 pub use guard::{Guard, RefreshTicket};
 pub use readiness::{Readiness, Reason, Status};
-pub use window::{Budget, BudgetError, BudgetInput, Cadence, CadenceError, CadenceInput};
+pub use window::{
+    Budget, BudgetError, BudgetInput, Cadence, CadenceError, CadenceInput, CadencePlan,
+};
 
 /// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
 pub struct JsNumber(pub f64);

@@ -47,6 +47,9 @@ pub enum Reason {
     BudgetExhausted,
     RefreshIndeterminate,
     Verified,
+    /// A fleet node with neither a floor nor a usable grant (reserve 0, no lease): checked right
+    /// after `no_evidence`.
+    NoFleetLease,
     /// Not a rule of the table: the refresh task stopped on a defect (a panic), so the evidence
     /// can only age. Checked right after shutting down; the node fails closed.
     InternalError,
@@ -63,6 +66,7 @@ impl Reason {
             Reason::BudgetExhausted => "budget_exhausted",
             Reason::RefreshIndeterminate => "refresh_indeterminate",
             Reason::Verified => "verified",
+            Reason::NoFleetLease => "no_fleet_lease",
             Reason::InternalError => "internal_error",
         }
     }
@@ -86,6 +90,8 @@ pub struct ReadinessInputs<'a> {
     pub evidence: &'a Evidence,
     /// The ledger has reached the node budget (rule 6).
     pub budget_spent: bool,
+    /// The node budget is 0: a fleet node with no floor and no usable grant.
+    pub no_budget: bool,
     pub stale_window: Duration,
     pub now: Duration,
 }
@@ -116,6 +122,7 @@ fn decide(inputs: &ReadinessInputs<'_>, age: Option<Duration>) -> (Status, Reaso
     }
     match age {
         None => (NotReady, Reason::NoEvidence),
+        Some(_) if inputs.no_budget => (NotReady, Reason::NoFleetLease),
         // At exactly age = w the node is not ready: at the maximum rate the budget is spent at w.
         Some(age) if age >= inputs.stale_window => (NotReady, Reason::EvidenceTooOld),
         Some(_) if inputs.budget_spent => (NotReady, Reason::BudgetExhausted),
@@ -152,6 +159,7 @@ mod tests {
             failed: false,
             evidence,
             budget_spent,
+            no_budget: false,
             stale_window: W,
             now,
         })

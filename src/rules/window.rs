@@ -387,6 +387,42 @@ pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence
     })
 }
 
+/// How the refresh cadence is chosen: explicit `refresh` options, fixed; or the defaults,
+/// scaled with the window of the moment (a fleet node's window changes with its grant).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CadencePlan {
+    Fixed(Cadence),
+    Scaled,
+}
+
+impl CadencePlan {
+    /// Explicit options give a fixed cadence; none at all, the scaled defaults.
+    pub fn from_input(input: &CadenceInput, validated: Cadence) -> Self {
+        if *input == CadenceInput::default() {
+            CadencePlan::Scaled
+        } else {
+            CadencePlan::Fixed(validated)
+        }
+    }
+
+    /// The cadence for a window `window`. Scaled pauses never go below the 20 ms floor.
+    pub fn at(&self, window: Duration) -> Cadence {
+        match self {
+            CadencePlan::Fixed(cadence) => *cadence,
+            CadencePlan::Scaled => {
+                let (min, max, timeout) = default_cadence_ms(window);
+                let floor = MIN_REFRESH_INTERVAL_MS;
+                let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
+                Cadence {
+                    min_interval: ms(min.max(floor)),
+                    max_interval: ms(max.max(floor)),
+                    timeout: ms(timeout.max(1.0)),
+                }
+            }
+        }
+    }
+}
+
 impl Cadence {
     /// The pause before the next refresh, given a uniform sample `u` in [0, 1).
     /// Taking the sample as an argument keeps the randomness out of the rule.

@@ -1,0 +1,183 @@
+//! `budget.fleet` options → a validated [`FleetConfig`]. Every error names its option path and
+//! never echoes the Redis URL or what `redisEnv` held (either may carry a password).
+
+use std::time::Duration;
+
+use reqwest::Url;
+
+use crate::config::{check_length, error, is_env_name, limits, ConfigError, Section};
+use crate::rules::lease::FleetShape;
+use crate::secret::Secret;
+
+pub const FLEET_KEYS: &[&str] = &[
+    "redis",
+    "redisEnv",
+    "name",
+    "maxNodes",
+    "reserve",
+    "leaseSeconds",
+];
+
+/// The most nodes a fleet may declare: grants are computed over every live node in one script.
+pub const MAX_NODES: f64 = 10_000.0;
+/// `name`: 1–100 of `[A-Za-z0-9_.:-]` (it becomes part of every Redis key).
+pub const MAX_NAME_BYTES: usize = 100;
+pub const DEFAULT_RESERVE: f64 = 0.25;
+pub const DEFAULT_LEASE_SECONDS: f64 = 30.0;
+pub const LEASE_SECONDS_RANGE: (f64, f64) = (5.0, 600.0);
+
+/// A fleet budget as configured.
+#[derive(Debug, Clone)]
+pub struct FleetConfig {
+    /// `redis://` or `rediss://`, possibly with a user and password: never shown.
+    pub redis_url: Secret<String>,
+    /// The fleet's identity; every key is under the hash tag `{spend-sentinel:<name>}`.
+    pub name: String,
+    pub shape: FleetShape,
+}
+
+/// Parses `budget.fleet` for a budget of `b` units at `r` units/s.
+pub(crate) fn parse_fleet(
+    fleet: &Section<'_>,
+    b: f64,
+    r: f64,
+    max_stale: Option<f64>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<FleetConfig, ConfigError> {
+    let redis_url = parse_redis_url(fleet, env)?;
+    let name = parse_name(fleet)?;
+    let max_nodes =
+        match fleet.number("maxNodes")? {
+            Some(n) if n.fract() == 0.0 && (1.0..=MAX_NODES).contains(&n) => n as u32,
+            Some(n) => {
+                return Err(error(
+                    &fleet.path_of("maxNodes"),
+                    format!(
+                        "must be a whole number from 1 to {MAX_NODES} (got {})",
+                        crate::rules::JsNumber(n)
+                    ),
+                ))
+            }
+            None => return Err(error(
+                &fleet.path_of("maxNodes"),
+                "is required: the most nodes alive at once, surge and terminating pods included",
+            )),
+        };
+    let reserve = match fleet.number("reserve")? {
+        None => DEFAULT_RESERVE,
+        Some(v) if (0.0..1.0).contains(&v) => v,
+        Some(v) => {
+            return Err(error(
+                &fleet.path_of("reserve"),
+                format!(
+                    "must be at least 0 and less than 1 (got {})",
+                    crate::rules::JsNumber(v)
+                ),
+            ))
+        }
+    };
+    let (min_lease, max_lease) = LEASE_SECONDS_RANGE;
+    let lease_seconds = match fleet.number("leaseSeconds")? {
+        None => DEFAULT_LEASE_SECONDS,
+        Some(v) if (min_lease..=max_lease).contains(&v) => v,
+        Some(v) => {
+            return Err(error(
+                &fleet.path_of("leaseSeconds"),
+                format!(
+                    "must be from {min_lease} to {max_lease} seconds (got {})",
+                    crate::rules::JsNumber(v)
+                ),
+            ))
+        }
+    };
+    Ok(FleetConfig {
+        redis_url,
+        name,
+        shape: FleetShape {
+            unverified_units: b,
+            max_units_per_second: r,
+            max_nodes,
+            reserve,
+            // In range: 5 to 600 s.
+            lease: Duration::from_secs_f64(lease_seconds),
+            max_stale: max_stale.map(Duration::from_secs_f64),
+        },
+    })
+}
+
+fn parse_name(fleet: &Section<'_>) -> Result<String, ConfigError> {
+    let path = fleet.path_of("name");
+    let name = fleet.bounded_string("name", MAX_NAME_BYTES)?;
+    let valid = |c: char| c.is_ascii_alphanumeric() || "_.:-".contains(c);
+    match name {
+        Some(name) if !name.is_empty() && name.chars().all(valid) => Ok(name.to_owned()),
+        Some(_) => Err(error(
+            &path,
+            "must be 1–100 of the characters A-Z a-z 0-9 _ . : -",
+        )),
+        None => Err(error(
+            &path,
+            "is required: every node sharing the budget uses the same name",
+        )),
+    }
+}
+
+fn parse_redis_url(
+    fleet: &Section<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Secret<String>, ConfigError> {
+    let direct = fleet.bounded_string("redis", limits::URL_BYTES)?;
+    let named = fleet.bounded_string("redisEnv", limits::ENV_NAME_BYTES)?;
+    let (path, url) = match (direct, named) {
+        (Some(_), Some(_)) => {
+            return Err(error(
+                &fleet.path_of("redisEnv"),
+                "give either budget.fleet.redis or budget.fleet.redisEnv, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(error(
+                &fleet.path_of("redis"),
+                "is required (a redis:// or rediss:// URL), or give budget.fleet.redisEnv",
+            ))
+        }
+        (Some(url), None) => (fleet.path_of("redis"), url.to_owned()),
+        (None, Some(name)) => {
+            let path = fleet.path_of("redisEnv");
+            if !is_env_name(name) {
+                return Err(error(
+                    &path,
+                    "must be the name of an environment variable (letters, digits and _, not \
+                     starting with a digit), not its value",
+                ));
+            }
+            let value = env(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+                error(
+                    &path,
+                    "the environment variable it names is not set or empty",
+                )
+            })?;
+            check_length(&path, &value, limits::URL_BYTES)?;
+            (path, value)
+        }
+    };
+    check_redis_url(&path, &url)?;
+    Ok(Secret::new(url))
+}
+
+/// `redis://` or `rediss://` with a host; the message never shows the URL.
+fn check_redis_url(path: &str, url: &str) -> Result<(), ConfigError> {
+    let parsed = Url::parse(url).map_err(|_| {
+        error(
+            path,
+            "must be an absolute redis:// or rediss:// URL (redis://[user:password@]host[:port][/db])",
+        )
+    })?;
+    if !matches!(parsed.scheme(), "redis" | "rediss") {
+        return Err(error(path, "must use redis:// or rediss://"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(error(path, "must name a host (redis://host:port)"));
+    }
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! Where a node's budget comes from: fixed at construction (`budget.nodes` / `budget.share`),
+//! or a fleet's floor plus a leased grant that changes while the node runs. The guard asks this
+//! at every read, so readiness and admission always see the budget of the moment.
+
+use std::time::Duration;
+
+use super::lease::{FleetBudget, Lease};
+use super::window::Budget;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BudgetSource {
+    Static(Budget),
+    Fleet(FleetBudget),
+}
+
+impl From<Budget> for BudgetSource {
+    fn from(budget: Budget) -> Self {
+        BudgetSource::Static(budget)
+    }
+}
+
+impl BudgetSource {
+    /// The units this node may admit on unverified evidence, now.
+    pub fn node_budget_at(&self, now: Duration) -> f64 {
+        match self {
+            BudgetSource::Static(budget) => budget.node_budget_units,
+            BudgetSource::Fleet(fleet) => fleet.node_budget_at(now),
+        }
+    }
+
+    /// w, now: node budget / r, capped by `maxStaleSeconds`.
+    pub fn stale_window_at(&self, now: Duration) -> Duration {
+        match self {
+            BudgetSource::Static(budget) => budget.stale_window,
+            BudgetSource::Fleet(fleet) => fleet.stale_window_at(now),
+        }
+    }
+
+    /// The window the default refresh cadence scales with, now.
+    pub fn cadence_window_at(&self, now: Duration) -> Duration {
+        match self {
+            BudgetSource::Static(budget) => budget.stale_window,
+            BudgetSource::Fleet(fleet) => fleet.cadence_window_at(now),
+        }
+    }
+
+    /// The next moment the budget changes by time alone (a lease deadline).
+    pub fn next_change_after(&self, now: Duration) -> Option<Duration> {
+        match self {
+            BudgetSource::Static(_) => None,
+            BudgetSource::Fleet(fleet) => fleet.next_change_after(now),
+        }
+    }
+
+    pub fn fleet(&self) -> Option<&FleetBudget> {
+        match self {
+            BudgetSource::Static(_) => None,
+            BudgetSource::Fleet(fleet) => Some(fleet),
+        }
+    }
+
+    /// A new lease (or none) from the fleet; a static budget ignores it.
+    pub fn set_lease(&mut self, lease: Option<Lease>) {
+        if let BudgetSource::Fleet(fleet) = self {
+            fleet.lease = lease;
+        }
+    }
+}
