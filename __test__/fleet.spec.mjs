@@ -1,0 +1,577 @@
+// The fleet-wide budget leased from Redis (`budget.fleet`), one process, against a real
+// redis-server (helpers/redis.mjs) and scripted `inspect` authorities, so the authority can be cut
+// at a known moment. Multi-process scenarios are in fleet-processes.spec.mjs.
+//
+// Numbers: b = 240, r = 50/s, maxNodes 3, reserve 0.25 → floor 20 units (window 0.4 s), pool 180.
+// Refresh pauses 20–40 ms with a 250 ms timeout fit any window from 0.29 s up. leaseSeconds 5
+// (the minimum): a fresh fleet runs on floors for 7 s; a lease is usable 5 × 0.999 − 1 = 3.995 s
+// after its request was sent; renewals every 5/3 s ± 10 %.
+//
+// Synchronisation: waits poll `fleet()` (pollUntil, generous bounds) or wait for transitions and
+// inspect calls; fixed timers only to assert that something does NOT happen (quietPeriod). The
+// lease tests run concurrently (each has its own redis-server), so cleanup is per test.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
+import { startProxy, startRedis } from './helpers/redis.mjs';
+import { crossCheck, readExposition } from './helpers/exposition.mjs';
+import {
+  catchError,
+  closedPort,
+  now,
+  pollUntil,
+  quietPeriod,
+  recordTransitions,
+  scriptedAuthority,
+  sentinelPool,
+  sequence,
+  withTimeout,
+} from './helpers/wait.mjs';
+
+const { Sentinel } = createRequire(import.meta.url)('../index.js');
+
+const B = 240;
+const R = 50;
+const MAX_NODES = 3;
+const RESERVE = 0.25;
+const LEASE = 5;
+const FLOOR = (B * RESERVE) / MAX_NODES; // 20
+const POOL = B * (1 - RESERVE); // 180
+const REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 250 });
+const HOLD_MS = (LEASE + 2) * 1000; // a fresh or emptied fleet grows nothing before this
+const LEASE_VALID_MS = (LEASE * 0.999 - 1) * 1000; // 3995
+const RENEW_MAX_MS = (LEASE / 3) * 1.1 * 1000; // 1833
+const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
+const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'leaseRemainingSeconds', 'liveNodes', 'mode', 'nodeBudgetUnits'];
+const MODES = ['connecting', 'leased', 'floor'];
+
+const PW = `pw${randomBytes(12).toString('hex')}`;
+const PW_FORMS = {
+  raw: PW,
+  base64: Buffer.from(PW).toString('base64'),
+  'base64 of user:pw': Buffer.from(`fleetuser:${PW}`).toString('base64'),
+  hex: Buffer.from(PW).toString('hex'),
+};
+
+let names = 0;
+const fleetName = () => `ss-test:${process.pid}.${(names += 1)}`;
+
+/** Per-test resources, released LIFO after the test whatever it asserted. */
+function scope(t) {
+  const stack = [];
+  t.after(async () => {
+    while (stack.length) {
+      try {
+        await stack.pop()();
+      } catch {
+        // cleanup goes on
+      }
+    }
+  });
+  const pool = sentinelPool(Sentinel);
+  stack.push(() => pool.closeAll());
+  return {
+    defer: (fn) => stack.push(fn),
+    make: (options) => pool.make(options),
+    async redis(opts) {
+      const r = await startRedis(opts);
+      stack.push(() => r.stop());
+      return r;
+    },
+    async proxy(port) {
+      const p = await startProxy(port);
+      stack.push(() => p.close());
+      return p;
+    },
+    /** Records { t, f: fleet(), status } every `everyMs` until the test ends. */
+    watch(sentinel, everyMs = 10) {
+      const samples = [];
+      const take = () => samples.push({ t: now(), f: sentinel.fleet(), status: sentinel.status() });
+      take();
+      const timer = setInterval(take, everyMs);
+      stack.push(() => clearInterval(timer));
+      return samples;
+    },
+  };
+}
+
+/** Options for a fleet sentinel; `over.budget` / `over.fleet` are merged (undefined deletes a key). */
+function fleetOptions(auth, redis, over = {}) {
+  const fleet = prune({ redis, name: fleetName(), maxNodes: MAX_NODES, reserve: RESERVE, leaseSeconds: LEASE, ...over.fleet });
+  const budget = prune({ unverifiedUnits: B, maxUnitsPerSecond: R, ...over.budget, fleet });
+  const { budget: _b, fleet: _f, ...rest } = over;
+  return { budget, refresh: REFRESH, authority: { inspect: auth.inspect }, ...rest };
+}
+const prune = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+const approx = (actual, expected, what, eps = 1e-6) =>
+  assert.ok(Math.abs(actual - expected) <= eps * Math.max(1, Math.abs(expected)), `${what}: ${actual}, expected ${expected}`);
+
+const fmt = (f) => (f ? `${f.mode} grant=${f.grantUnits} nb=${f.nodeBudgetUnits} lease=${f.leaseRemainingSeconds}` : String(f));
+
+/** The fleet families of `sentinel.metrics()`, read strictly. */
+function fleetMetrics(sentinel) {
+  const text = sentinel.metrics();
+  const families = readExposition(text);
+  crossCheck(text, families);
+  const fam = (name) => families.get(name);
+  const one = (name) => fam(name)?.samples[0]?.value;
+  return {
+    families,
+    grant: one('spend_sentinel_fleet_grant_units'),
+    floor: one('spend_sentinel_fleet_floor_units'),
+    live: one('spend_sentinel_fleet_live_nodes'),
+    charged: one('spend_sentinel_fleet_charged_units'),
+    mode: Object.fromEntries((fam('spend_sentinel_fleet_mode')?.samples ?? []).map((s) => [s.labels.mode, s.value])),
+    errors: (fam('spend_sentinel_fleet_redis_errors_total')?.samples ?? []).reduce((sum, s) => sum + s.value, 0),
+  };
+}
+
+/** Polls until `fleet().mode` is `mode`; resolves with that fleet() object. */
+function untilMode(sentinel, mode, ms = GRANT_WAIT_MS) {
+  return pollUntil(() => (sentinel.fleet()?.mode === mode ? sentinel.fleet() : null), {
+    ms,
+    label: () => `fleet mode ${mode}; now ${fmt(sentinel.fleet())}, readiness ${JSON.stringify(sentinel.readiness())}`,
+  });
+}
+
+/** A fleet() and nodeBudgetUnits read with no renewal in between (two equal fleet() around the getter). */
+async function stableRead(sentinel) {
+  return pollUntil(() => {
+    const a = sentinel.fleet();
+    const getter = sentinel.nodeBudgetUnits;
+    const w = sentinel.staleWindowSeconds;
+    const b = sentinel.fleet();
+    return a.grantUnits === b.grantUnits && a.mode === b.mode ? { f: a, getter, w } : null;
+  }, { ms: 2000, label: 'a stable fleet() read' });
+}
+
+// ---- options ---------------------------------------------------------------------------------
+
+describe('budget.fleet options', () => {
+  let url;
+  const ENV_OK = `SS_TEST_FLEET_URL_${randomBytes(3).toString('hex').toUpperCase()}`;
+  const ENV_BAD = `${ENV_OK}_BAD`;
+  const ENV_UNSET = `${ENV_OK}_UNSET`;
+  const base = () => ({ redis: url, name: 'fleet-a', maxNodes: 3 });
+
+  /** [label, budget fields (incl. fleet), expected start of the message (string or RegExp)] */
+  const BAD = [
+    ['fleet not an object', () => ({ fleet: url }), 'budget.fleet'],
+    ['fleet null', () => ({ fleet: null }), 'budget.fleet'],
+    ['name missing', () => ({ fleet: { ...base(), name: undefined } }), 'budget.fleet.name'],
+    ['name empty', () => ({ fleet: { ...base(), name: '' } }), 'budget.fleet.name'],
+    ['name 101 characters', () => ({ fleet: { ...base(), name: 'n'.repeat(101) } }), 'budget.fleet.name'],
+    ['name with a space', () => ({ fleet: { ...base(), name: 'a b' } }), 'budget.fleet.name'],
+    ['name with a slash', () => ({ fleet: { ...base(), name: 'a/b' } }), 'budget.fleet.name'],
+    ['name with a brace (hash tag)', () => ({ fleet: { ...base(), name: 'a{b}' } }), 'budget.fleet.name'],
+    ['name non-ASCII', () => ({ fleet: { ...base(), name: 'flotte-é' } }), 'budget.fleet.name'],
+    ['name a number', () => ({ fleet: { ...base(), name: 42 } }), 'budget.fleet.name'],
+    ['maxNodes missing', () => ({ fleet: { ...base(), maxNodes: undefined } }), 'budget.fleet.maxNodes'],
+    ['maxNodes 0', () => ({ fleet: { ...base(), maxNodes: 0 } }), 'budget.fleet.maxNodes'],
+    ['maxNodes -1', () => ({ fleet: { ...base(), maxNodes: -1 } }), 'budget.fleet.maxNodes'],
+    ['maxNodes 1.5', () => ({ fleet: { ...base(), maxNodes: 1.5 } }), 'budget.fleet.maxNodes'],
+    ['maxNodes a string', () => ({ fleet: { ...base(), maxNodes: '3' } }), 'budget.fleet.maxNodes'],
+    ['maxNodes NaN', () => ({ fleet: { ...base(), maxNodes: NaN } }), 'budget.fleet.maxNodes'],
+    ['maxNodes Infinity', () => ({ fleet: { ...base(), maxNodes: Infinity } }), 'budget.fleet.maxNodes'],
+    ['reserve negative', () => ({ fleet: { ...base(), reserve: -0.01 } }), 'budget.fleet.reserve'],
+    ['reserve 1', () => ({ fleet: { ...base(), reserve: 1 } }), 'budget.fleet.reserve'],
+    ['reserve 1.5', () => ({ fleet: { ...base(), reserve: 1.5 } }), 'budget.fleet.reserve'],
+    ['reserve NaN', () => ({ fleet: { ...base(), reserve: NaN } }), 'budget.fleet.reserve'],
+    ['reserve a string', () => ({ fleet: { ...base(), reserve: '0.25' } }), 'budget.fleet.reserve'],
+    ['leaseSeconds 4.9', () => ({ fleet: { ...base(), leaseSeconds: 4.9 } }), 'budget.fleet.leaseSeconds'],
+    ['leaseSeconds 601', () => ({ fleet: { ...base(), leaseSeconds: 601 } }), 'budget.fleet.leaseSeconds'],
+    ['leaseSeconds 0', () => ({ fleet: { ...base(), leaseSeconds: 0 } }), 'budget.fleet.leaseSeconds'],
+    ['leaseSeconds NaN', () => ({ fleet: { ...base(), leaseSeconds: NaN } }), 'budget.fleet.leaseSeconds'],
+    ['leaseSeconds a string', () => ({ fleet: { ...base(), leaseSeconds: '30' } }), 'budget.fleet.leaseSeconds'],
+    ['redis http:// scheme', () => ({ fleet: { ...base(), redis: `http://fleetuser:${PW}@127.0.0.1:6379` } }), 'budget.fleet.redis'],
+    ['redis ftp:// scheme', () => ({ fleet: { ...base(), redis: `ftp://fleetuser:${PW}@127.0.0.1/` } }), 'budget.fleet.redis'],
+    ['redis without a scheme', () => ({ fleet: { ...base(), redis: '127.0.0.1:6379' } }), 'budget.fleet.redis'],
+    ['redis unparsable port', () => ({ fleet: { ...base(), redis: `redis://fleetuser:${PW}@127.0.0.1:notaport` } }), 'budget.fleet.redis'],
+    ['redis empty', () => ({ fleet: { ...base(), redis: '' } }), 'budget.fleet.redis'],
+    ['redis a number', () => ({ fleet: { ...base(), redis: 6379 } }), 'budget.fleet.redis'],
+    ['redisEnv names an unset variable', () => ({ fleet: { ...base(), redis: undefined, redisEnv: ENV_UNSET } }), 'budget.fleet.redisEnv'],
+    ['redisEnv holds a bad scheme', () => ({ fleet: { ...base(), redis: undefined, redisEnv: ENV_BAD } }), 'budget.fleet.redisEnv'],
+    ['redis and redisEnv both', () => ({ fleet: { ...base(), redisEnv: ENV_OK } }), /^budget\.fleet(\.redis|\.redisEnv)?\b/],
+    ['neither redis nor redisEnv', () => ({ fleet: { ...base(), redis: undefined } }), /^budget\.fleet(\.redis|\.redisEnv)?\b/],
+    ['fleet with budget.nodes', () => ({ nodes: 2, fleet: base() }), /^budget\.(fleet|nodes)\b/],
+    ['fleet with budget.share', () => ({ share: 0.5, fleet: base() }), /^budget\.(fleet|share)\b/],
+    ['unknown key in fleet', () => ({ fleet: { ...base(), ttl: 30 } }), 'budget.fleet.ttl'],
+  ];
+
+  const ACCEPTED = [
+    ['defaults (reserve, leaseSeconds)', () => ({ fleet: base() })],
+    ['rediss:// with user, password and db', () => ({ fleet: { ...base(), redis: url.replace('redis://', 'rediss://') } })],
+    ['redisEnv', () => ({ fleet: { ...base(), redis: undefined, redisEnv: ENV_OK } })],
+    ['name of 100 allowed characters', () => ({ fleet: { ...base(), name: `Az09_.:-${'x'.repeat(92)}` } })],
+    ['maxNodes 1, reserve 0, leaseSeconds 5', () => ({ fleet: { ...base(), maxNodes: 1, reserve: 0, leaseSeconds: 5 } })],
+    ['reserve 0.99, leaseSeconds 600', () => ({ fleet: { ...base(), reserve: 0.99, leaseSeconds: 600 } })],
+  ];
+
+  const build = (budgetFields) => {
+    const { fleet, ...rest } = budgetFields;
+    const budget = { unverifiedUnits: B, maxUnitsPerSecond: R, ...rest };
+    if (fleet !== undefined) budget.fleet = fleet && typeof fleet === 'object' ? prune(fleet) : fleet;
+    return { budget, refresh: REFRESH, authority: { inspect: async () => 'valid' } };
+  };
+
+  before(async () => {
+    // a closed port: nothing listens there (construction must not need Redis anyway)
+    url = `redis://fleetuser:${PW}@127.0.0.1:${await closedPort()}/2`;
+    process.env[ENV_OK] = url;
+    process.env[ENV_BAD] = `http://fleetuser:${PW}@127.0.0.1:1/`;
+  });
+  after(() => {
+    delete process.env[ENV_OK];
+    delete process.env[ENV_BAD];
+  });
+
+  for (const [label, fields, path] of BAD) {
+    test(`refused: ${label}`, (t) => {
+      const s = scope(t);
+      const err = catchError(() => s.make(build(fields())));
+      assert.ok(err instanceof Error, `expected an Error, got ${inspect(err)}`);
+      assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG', `code of: ${err.message}`);
+      if (typeof path === 'string') assert.ok(err.message.startsWith(path), `message must start with ${path}: ${err.message}`);
+      else assert.match(err.message, path);
+      if (typeof path === 'string' && !path.endsWith('fleet')) {
+        const next = err.message[path.length];
+        assert.ok(next === ':' || next === ' ', `the path is ${path}, not a longer one: ${err.message}`);
+      }
+      assertNoPassword(`${err.message}\n${err.stack}\n${inspect(err, { showHidden: true, depth: 5 })}`, label);
+    });
+  }
+
+  for (const [label, fields] of ACCEPTED) {
+    test(`accepted: ${label}`, (t) => {
+      const s = scope(t);
+      const sentinel = s.make(build(fields()));
+      assert.equal(sentinel.fleet().mode, 'connecting');
+    });
+  }
+});
+
+function assertNoPassword(text, where) {
+  for (const [form, needle] of Object.entries(PW_FORMS)) {
+    assert.ok(!String(text).includes(needle), `${where} leaks the Redis password (${form}): ${String(text).slice(0, 600)}`);
+  }
+}
+
+// ---- fleet() and the floor, without a grant ---------------------------------------------------
+
+describe('fleet() and the floor (no grant)', () => {
+  test('fleet() is null without a fleet', (t) => {
+    const s = scope(t);
+    const auth = scriptedAuthority('valid');
+    assert.equal(s.make({ budget: { unverifiedUnits: B, maxUnitsPerSecond: R }, refresh: REFRESH, authority: { inspect: auth.inspect } }).fleet(), null);
+    assert.equal(s.make({ budget: { unverifiedUnits: B, maxUnitsPerSecond: R, nodes: 3 }, refresh: REFRESH, authority: { inspect: auth.inspect } }).fleet(), null);
+  });
+
+  const FLOORS = [
+    // b, reserve (undefined: default 0.25), maxNodes, floor
+    [240, undefined, 3, 20],
+    [240, 0, 2, 0],
+    [1000, 0.5, 8, 62.5],
+    [240, 0.9, 1, 216],
+  ];
+  for (const [b, reserve, maxNodes, floor] of FLOORS) {
+    test(`floorUnits = b × reserve / maxNodes: ${b} × ${reserve ?? 'default 0.25'} / ${maxNodes} = ${floor}; connecting before Redis answers`, async (t) => {
+      const s = scope(t);
+      const auth = scriptedAuthority('valid');
+      const sentinel = s.make(
+        fleetOptions(auth, `redis://127.0.0.1:${await closedPort()}`, { budget: { unverifiedUnits: b }, fleet: { reserve, maxNodes } }),
+      );
+      const f = sentinel.fleet();
+      assert.deepEqual(Object.keys(f).sort(), FLEET_KEYS);
+      assert.equal(f.mode, 'connecting');
+      approx(f.floorUnits, floor, 'floorUnits');
+      assert.equal(f.grantUnits, 0);
+      approx(f.nodeBudgetUnits, floor, 'nodeBudgetUnits');
+      assert.equal(f.leaseRemainingSeconds, 0);
+      // decided: before any answer from Redis, liveNodes and chargedUnits are null or 0
+      assert.ok(f.liveNodes === null || f.liveNodes === 0, `liveNodes ${f.liveNodes}`);
+      assert.ok(f.chargedUnits === null || f.chargedUnits === 0, `chargedUnits ${f.chargedUnits}`);
+      approx(sentinel.nodeBudgetUnits, floor, 'nodeBudgetUnits getter');
+    });
+  }
+
+  test('an unreachable Redis at start is not a config error: connecting, the node runs on its floor', async (t) => {
+    const s = scope(t);
+    const auth = scriptedAuthority(sequence(['valid'], 'indeterminate'));
+    const sentinel = s.make(fleetOptions(auth, `redis://127.0.0.1:${await closedPort()}`));
+    const transitions = recordTransitions(sentinel);
+    await transitions.waitFor({ to: 'ready' });
+    assert.equal(sentinel.fleet().mode, 'connecting');
+    approx(sentinel.nodeBudgetUnits, FLOOR, 'nodeBudgetUnits (the floor)');
+    approx(sentinel.staleWindowSeconds, FLOOR / R, 'staleWindowSeconds (floor / r)');
+    assert.equal(sentinel.admit(FLOOR), true, 'the floor is admitted');
+    assert.equal(sentinel.admit(1), false, 'nothing beyond the floor');
+    await quietPeriod(1500); // longer than one bounded Redis call: still nothing answered
+    assert.equal(sentinel.fleet().mode, 'connecting');
+  });
+
+  test('reserve 0 and no grant: not_ready / no_fleet_lease, after no_evidence', async (t) => {
+    const s = scope(t);
+    const auth = scriptedAuthority('valid');
+    auth.hold();
+    const sentinel = s.make(fleetOptions(auth, `redis://127.0.0.1:${await closedPort()}`, { fleet: { reserve: 0 } }));
+    const first = await auth.call(0);
+    assert.deepEqual(pick(sentinel.readiness()), { status: 'not_ready', reason: 'no_evidence', httpStatus: 503 });
+    auth.set('valid');
+    first.release('valid');
+    await pollUntil(() => sentinel.readiness().reason === 'no_fleet_lease', {
+      ms: 3000,
+      label: () => `reason no_fleet_lease; readiness ${JSON.stringify(sentinel.readiness())}`,
+    });
+    assert.deepEqual(pick(sentinel.readiness()), { status: 'not_ready', reason: 'no_fleet_lease', httpStatus: 503 });
+    assert.equal(sentinel.admit(1), false);
+    const f = sentinel.fleet();
+    assert.deepEqual([f.mode, f.floorUnits, f.grantUnits, f.nodeBudgetUnits], ['connecting', 0, 0, 0]);
+  });
+
+  test('before Redis answers the mode is connecting; once it does (fresh fleet): floor', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const proxy = await s.proxy(redis.port);
+    proxy.setMode('blackhole');
+    const auth = scriptedAuthority('valid');
+    const sentinel = s.make(fleetOptions(auth, proxy.url(redis.url)));
+    await sentinel.whenReady({ timeoutMs: 3000 });
+    await quietPeriod(1500);
+    assert.equal(sentinel.fleet().mode, 'connecting', 'Redis (behind a blackhole) never answered');
+    approx(sentinel.nodeBudgetUnits, FLOOR, 'on the floor');
+    proxy.setMode('pass');
+    const f = await untilMode(sentinel, 'floor', 10000);
+    assert.equal(f.grantUnits, 0, 'a fresh fleet grants nothing yet');
+    assert.equal(typeof f.liveNodes, 'number');
+    assert.equal(typeof f.chargedUnits, 'number');
+  });
+
+  test('metrics: the fleet families, mode one-hot, Redis errors counted', async (t) => {
+    const s = scope(t);
+    const auth = scriptedAuthority('valid');
+    const sentinel = s.make(fleetOptions(auth, `redis://127.0.0.1:${await closedPort()}`));
+    const m = fleetMetrics(sentinel);
+    const types = Object.fromEntries([...m.families].map(([name, f]) => [name, f.type]));
+    for (const name of ['grant_units', 'floor_units', 'live_nodes', 'charged_units', 'mode']) {
+      assert.equal(types[`spend_sentinel_fleet_${name}`], 'gauge', `spend_sentinel_fleet_${name} is a gauge`);
+    }
+    assert.equal(types.spend_sentinel_fleet_redis_errors_total, 'counter');
+    assert.deepEqual(Object.keys(m.mode).sort(), [...MODES].sort(), 'one mode series per mode');
+    assert.deepEqual(m.mode, { connecting: 1, leased: 0, floor: 0 });
+    assert.equal(m.grant, 0);
+    approx(m.floor, FLOOR, 'floor_units');
+    for (const s2 of m.families.get('spend_sentinel_fleet_redis_errors_total').samples) {
+      assert.deepEqual(Object.keys(s2.labels), ['kind'], 'errors carry exactly a kind label');
+    }
+    await pollUntil(() => fleetMetrics(sentinel).errors > 0, { ms: 5000, label: 'a Redis error counted (connection refused)' });
+  });
+
+  test('the Redis password never appears in errors, fleet(), readiness, metrics, logs, inspect or JSON', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis({ user: 'fleetuser', password: PW });
+    const lines = [];
+    const logger = {};
+    for (const level of ['info', 'warn', 'error']) logger[level] = (obj, msg) => lines.push({ level, obj, msg });
+    const good = `redis://fleetuser:${PW}@127.0.0.1:${redis.port}/0`;
+    const wrong = `redis://fleetuser:${PW}x@127.0.0.1:${redis.port}/0`;
+    const unreachable = `redis://fleetuser:${PW}@127.0.0.1:${await closedPort()}/0`;
+    const env = `SS_TEST_FLEET_SECRET_${randomBytes(3).toString('hex').toUpperCase()}`;
+    process.env[env] = good;
+    s.defer(() => delete process.env[env]);
+
+    const auth = scriptedAuthority('valid');
+    const make = (fleet) => {
+      const sentinel = s.make({ ...fleetOptions(auth, undefined, { fleet }), logger });
+      const events = recordTransitions(sentinel).events;
+      return { sentinel, events };
+    };
+    const goodOne = make({ redis: good });
+    const envOne = make({ redis: undefined, redisEnv: env });
+    const wrongOne = make({ redis: wrong });
+    const deadOne = make({ redis: unreachable });
+
+    await untilMode(goodOne.sentinel, 'floor', 10000); // authenticated: Redis answered
+    await untilMode(envOne.sentinel, 'floor', 10000);
+    await pollUntil(() => fleetMetrics(wrongOne.sentinel).errors > 0 && fleetMetrics(deadOne.sentinel).errors > 0, {
+      ms: 5000,
+      label: 'Redis errors counted for the wrong password and the closed port',
+    });
+    assert.notEqual(wrongOne.sentinel.fleet().mode, 'leased');
+
+    for (const [what, { sentinel, events }] of Object.entries({ goodOne, envOne, wrongOne, deadOne })) {
+      const views = {
+        'fleet()': inspect(sentinel.fleet()),
+        readiness: inspect(sentinel.readiness()),
+        metrics: sentinel.metrics(),
+        metricFamilies: inspect(sentinel.metricFamilies(), { depth: 10 }),
+        'util.inspect': inspect(sentinel, { showHidden: true, depth: 5, getters: true }),
+        'JSON.stringify': (() => {
+          try {
+            return String(JSON.stringify(sentinel));
+          } catch (err) {
+            return `${err.message}\n${err.stack}`;
+          }
+        })(),
+        String: String(sentinel),
+        events: inspect(events, { depth: 5 }),
+      };
+      for (const [view, text] of Object.entries(views)) assertNoPassword(text, `${what}: ${view}`);
+      await sentinel.close();
+    }
+    assertNoPassword(inspect(lines, { depth: 10 }), 'log lines');
+  });
+});
+
+const pick = ({ status, reason, httpStatus }) => ({ status, reason, httpStatus });
+
+// ---- leases (each test ≥ 7 s: a fresh fleet's hold; they run concurrently) ---------------------
+
+describe('leases against a real Redis', { concurrency: true }, () => {
+  for (const maxStaleSeconds of [undefined, 2]) {
+    const want = maxStaleSeconds === undefined ? Infinity : R * maxStaleSeconds - FLOOR;
+    const expectedGrant = Math.min(POOL, want);
+    test(`fresh fleet: floors for leaseSeconds + 2 s and until a valid refresh sent after that settles it; then grant ${expectedGrant} (maxStaleSeconds ${maxStaleSeconds ?? 'none'})`, async (t) => {
+      const s = scope(t);
+      const redis = await s.redis();
+      const auth = scriptedAuthority('valid');
+      const t0 = now();
+      const sentinel = s.make(fleetOptions(auth, redis.url, { budget: { maxStaleSeconds } }));
+      const samples = s.watch(sentinel);
+      await untilMode(sentinel, 'floor', 10000); // Redis answered: a fresh fleet, no grant
+      // Stop valid answers before the hold ends: no valid refresh is sent after it until set('valid').
+      auth.hold();
+      assert.ok(now() - t0 < HOLD_MS - 1500, `test design: Redis answered ${(now() - t0).toFixed(0)} ms after start`);
+      await quietPeriod(t0 + HOLD_MS + 1000 - now());
+      const early = samples.find((x) => x.f.mode === 'leased' || x.f.grantUnits > 0);
+      assert.equal(early, undefined, `a grant before a valid refresh after the hold: ${early && fmt(early.f)} at ${early && (early.t - t0).toFixed(0)} ms`);
+      assert.ok(samples.every((x) => x.f.mode !== 'connecting' || x.t - t0 < HOLD_MS), 'connecting only before Redis answered');
+
+      const validAt = now();
+      auth.set('valid');
+      await untilMode(sentinel, 'leased');
+      const first = samples.find((x) => x.f.mode === 'leased');
+      const grantedAt = first ? first.t : now();
+      assert.ok(grantedAt - t0 >= HOLD_MS, `first grant ${(grantedAt - t0).toFixed(0)} ms after start`);
+      assert.ok(grantedAt >= validAt, 'the first grant came before any valid refresh after the hold');
+      assert.ok(
+        auth.calls.some((c) => c.startedAt >= validAt && c.settledAt !== null && c.settledAt <= grantedAt),
+        'no valid refresh sent after the hold settled before the grant',
+      );
+
+      const { f, getter, w } = await stableRead(sentinel);
+      assert.deepEqual(Object.keys(f).sort(), FLEET_KEYS);
+      assert.equal(f.mode, 'leased');
+      assert.ok(f.grantUnits > 0);
+      approx(f.grantUnits, expectedGrant, 'grantUnits (one live node: min(pool, want))', 1e-3);
+      approx(f.floorUnits, FLOOR, 'floorUnits');
+      approx(f.nodeBudgetUnits, FLOOR + f.grantUnits, 'nodeBudgetUnits = floor + grant');
+      approx(getter, f.nodeBudgetUnits, 'the nodeBudgetUnits getter agrees');
+      approx(w, Math.min(f.nodeBudgetUnits / R, maxStaleSeconds ?? Infinity), 'staleWindowSeconds = node budget / r, capped');
+      assert.ok(f.leaseRemainingSeconds > 0 && f.leaseRemainingSeconds <= LEASE_VALID_MS / 1000 + 0.01, `leaseRemainingSeconds ${f.leaseRemainingSeconds}`);
+      assert.equal(f.liveNodes, 1);
+      assert.ok(f.chargedUnits > 0 && f.chargedUnits <= POOL + 1e-6, `chargedUnits ${f.chargedUnits}`);
+      for (const x of samples) {
+        if (x.f.mode === 'leased') assert.ok(x.f.grantUnits > 0 && x.f.leaseRemainingSeconds > 0, `leased without a usable grant: ${fmt(x.f)}`);
+        else assert.equal(x.f.grantUnits, 0, `grant outside leased: ${fmt(x.f)}`);
+      }
+
+      const m = await pollUntil(() => {
+        const read = fleetMetrics(sentinel);
+        return read.mode.leased === 1 ? read : null;
+      }, { ms: 2000, label: 'metrics mode leased' });
+      assert.deepEqual(m.mode, { connecting: 0, leased: 1, floor: 0 });
+      approx(m.grant, expectedGrant, 'fleet_grant_units', 1e-3);
+      approx(m.floor, FLOOR, 'fleet_floor_units');
+      assert.equal(m.live, 1);
+      assert.ok(m.charged > 0);
+    });
+  }
+
+  test('close() with Redis paused: admission stops at once, the Promise resolves within ~1 s', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const auth = scriptedAuthority('valid');
+    const sentinel = s.make(fleetOptions(auth, redis.url));
+    await untilMode(sentinel, 'leased');
+    assert.equal(sentinel.admit(1), true);
+    redis.pause();
+    const t0 = now();
+    const closing = sentinel.close();
+    const returnedMs = now() - t0;
+    assert.equal(sentinel.admit(1), false, 'admit after close()');
+    assert.equal(sentinel.admit(0), false, 'admit(0) after close()');
+    assert.equal(sentinel.readiness().reason, 'shutting_down');
+    assert.ok(returnedMs < 100, `close() itself took ${returnedMs.toFixed(0)} ms`);
+    assert.ok(closing && typeof closing.then === 'function', 'close() returns a Promise');
+    await withTimeout(closing, 3000, 'close() to resolve with Redis paused');
+    const resolvedMs = now() - t0;
+    assert.ok(resolvedMs <= 1300, `close() resolved after ${resolvedMs.toFixed(0)} ms (contract: ≤ 1 s)`);
+    assert.equal(sentinel.admit(1), false);
+  });
+
+  test('Redis paused: admit/readiness never wait; the grant holds until the lease deadline, then floor, and the transition arrives', async (t) => {
+    // r = 25 here: floor window 0.8 s, leased window 8 s, so the evidence (last valid at the pause)
+    // outlives the lease deadline (≤ 3.995 s) while leased and is too old on the floor.
+    const r = 25;
+    const s = scope(t);
+    const redis = await s.redis();
+    const auth = scriptedAuthority('valid');
+    const sentinel = s.make(fleetOptions(auth, redis.url, { budget: { maxUnitsPerSecond: r } }));
+    const transitions = recordTransitions(sentinel);
+    await untilMode(sentinel, 'leased');
+    auth.set('indeterminate');
+    await transitions.next({ to: 'degraded' }, { ms: 3000 });
+    assert.equal(sentinel.admit(FLOOR + 10), true, 'more than the floor, under the leased budget');
+    const errorsBefore = fleetMetrics(sentinel).errors;
+
+    const pausedAt = now();
+    redis.pause();
+    const samples = [];
+    let maxCallMs = 0;
+    let calls = 0;
+    let floorAt = null;
+    let event = null;
+    transitions.next({ to: 'not_ready' }, { ms: LEASE_VALID_MS + 5000 }).then((e) => (event = e), () => {});
+    while (now() - pausedAt < LEASE_VALID_MS + 5000 && (floorAt === null || event === null)) {
+      for (let i = 0; i < 50; i += 1) {
+        for (const call of [() => sentinel.admit(0), () => sentinel.readiness(), () => sentinel.status(), () => sentinel.fleet()]) {
+          const c0 = now();
+          call();
+          maxCallMs = Math.max(maxCallMs, now() - c0);
+          calls += 1;
+        }
+      }
+      const f = sentinel.fleet();
+      samples.push({ t: now(), f });
+      if (floorAt === null && f.mode === 'floor') floorAt = now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.ok(calls > 1000, `only ${calls} calls made`);
+    assert.ok(maxCallMs < 100, `a call took ${maxCallMs.toFixed(1)} ms with Redis paused (must never wait on Redis)`);
+    assert.notEqual(floorAt, null, `mode never became floor; last ${fmt(samples.at(-1)?.f)}`);
+
+    const leased = samples.filter((x) => x.f.mode === 'leased');
+    const deadline = Math.max(...leased.map((x) => x.t + x.f.leaseRemainingSeconds * 1000));
+    assert.ok(deadline <= pausedAt + LEASE_VALID_MS + 50, `lease deadline ${(deadline - pausedAt).toFixed(0)} ms after the pause`);
+    const keptUntil = pausedAt + LEASE_VALID_MS - RENEW_MAX_MS - 200;
+    const dropped = samples.find((x) => x.t < keptUntil && x.f.mode !== 'leased');
+    assert.equal(dropped, undefined, `the grant was dropped ${dropped && (dropped.t - pausedAt).toFixed(0)} ms after the pause, before its deadline`);
+    assert.ok(floorAt <= deadline + 500, `floor ${(floorAt - deadline).toFixed(0)} ms after the lease deadline`);
+    assert.ok(event, 'no transition to not_ready');
+    assert.equal(event.from, 'degraded');
+    assert.ok(['evidence_too_old', 'budget_exhausted'].includes(event.reason), `reason ${event.reason}`);
+    assert.ok(event.at >= deadline - 100, `the transition came ${(deadline - event.at).toFixed(0)} ms before the lease deadline`);
+    assert.ok(event.at <= deadline + 500, `the transition came ${(event.at - deadline).toFixed(0)} ms after the lease deadline (contract: 50 ms)`);
+
+    const { f, getter, w } = await stableRead(sentinel);
+    assert.deepEqual([f.mode, f.grantUnits, f.leaseRemainingSeconds], ['floor', 0, 0]);
+    approx(f.nodeBudgetUnits, FLOOR, 'node budget on the floor');
+    approx(getter, FLOOR, 'nodeBudgetUnits getter on the floor');
+    approx(w, FLOOR / r, 'staleWindowSeconds on the floor');
+    assert.equal(sentinel.admit(1), false);
+    assert.ok(fleetMetrics(sentinel).errors > errorsBefore, 'Redis calls against the paused server were counted as errors');
+  });
+});

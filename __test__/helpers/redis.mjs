@@ -1,0 +1,371 @@
+// A real redis-server for the fleet suites, and a TCP proxy to partition one client from it.
+//
+// `startRedis()` runs `redis-server` from PATH (Debian package `redis-server`) on 127.0.0.1 with
+// no persistence and waits until it answers PING. Commands go through a tiny RESP client over
+// node:net (one short connection per command: it survives restarts and CLIENT PAUSE without any
+// reconnect logic). Every server started here is also killed when this process exits, so an
+// aborted test run leaves no redis-server behind; tests still call `stop()` in their cleanup.
+//
+// `startProxy(targetPort)` forwards 127.0.0.1:<ephemeral> to a Redis port, with modes switchable
+// at runtime: `pass`, `blackhole` (accept and read, forward and answer nothing, existing
+// connections included) and `reset` (destroy every connection, existing and new).
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { closedPort, deferred, pollUntil, withTimeout } from './wait.mjs';
+
+const LOCALHOST = '127.0.0.1';
+const MISSING = 'redis-server was not found on PATH: install the Debian package `redis-server` (apt-get install -y redis-server)';
+
+/** Servers of this process still running: killed synchronously if the process exits. */
+const running = new Set();
+process.once('exit', () => {
+  for (const child of running) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** The absolute path of `redis-server` on PATH, or null. */
+export function findRedisServer() {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, 'redis-server');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+// ---- RESP (REdis Serialization Protocol) -------------------------------------------------------
+
+/** Encodes a command as a RESP array of bulk strings. */
+export function encodeCommand(args) {
+  const parts = [`*${args.length}\r\n`];
+  for (const arg of args) {
+    const bytes = Buffer.from(String(arg));
+    parts.push(`$${bytes.length}\r\n`, bytes, '\r\n');
+  }
+  return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+}
+
+/** An error reply from Redis (`-ERR ...`); `reply` is its text. */
+export class RedisReplyError extends Error {
+  constructor(text) {
+    super(`redis replied with an error: ${text}`);
+    this.name = 'RedisReplyError';
+    this.reply = text;
+  }
+}
+
+/**
+ * Parses one RESP reply at `offset` in `buf`. Returns { value, end } or null when incomplete.
+ * Simple strings → string, errors → RedisReplyError (as a value), integers → number,
+ * bulk strings → string (null for nil), arrays → array (null for nil).
+ */
+export function parseReply(buf, offset = 0) {
+  if (offset >= buf.length) return null;
+  const lineEnd = buf.indexOf('\r\n', offset);
+  if (lineEnd < 0) return null;
+  const type = String.fromCharCode(buf[offset]);
+  const line = buf.toString('utf8', offset + 1, lineEnd);
+  const next = lineEnd + 2;
+  switch (type) {
+    case '+':
+      return { value: line, end: next };
+    case '-':
+      return { value: new RedisReplyError(line), end: next };
+    case ':':
+      return { value: Number(line), end: next };
+    case '$': {
+      const length = Number(line);
+      if (length < 0) return { value: null, end: next };
+      if (buf.length < next + length + 2) return null;
+      return { value: buf.toString('utf8', next, next + length), end: next + length + 2 };
+    }
+    case '*': {
+      const count = Number(line);
+      if (count < 0) return { value: null, end: next };
+      const items = [];
+      let at = next;
+      for (let i = 0; i < count; i += 1) {
+        const item = parseReply(buf, at);
+        if (!item) return null;
+        items.push(item.value);
+        at = item.end;
+      }
+      return { value: items, end: at };
+    }
+    default:
+      throw new Error(`unexpected RESP type byte ${JSON.stringify(type)}`);
+  }
+}
+
+/**
+ * Sends `commands` (arrays of arguments) on one fresh connection to 127.0.0.1:`port` and resolves
+ * with their replies in order (error replies as RedisReplyError values). Rejects on a connection
+ * error or after `timeoutMs` (e.g. a paused server).
+ */
+export function rawCommands(port, commands, { timeoutMs = 2000 } = {}) {
+  const done = deferred();
+  const socket = connect({ host: LOCALHOST, port });
+  let buf = Buffer.alloc(0);
+  const replies = [];
+  socket.on('connect', () => socket.write(Buffer.concat(commands.map(encodeCommand)))); // no half-close: a proxy or a paused client would drop the replies
+  socket.on('data', (chunk) => {
+    buf = Buffer.concat([buf, chunk]);
+    try {
+      for (;;) {
+        const parsed = parseReply(buf);
+        if (!parsed) break;
+        replies.push(parsed.value);
+        buf = buf.subarray(parsed.end);
+      }
+    } catch (err) {
+      done.reject(err);
+      socket.destroy();
+      return;
+    }
+    if (replies.length === commands.length) {
+      done.resolve(replies);
+      socket.destroy();
+    }
+  });
+  socket.on('error', (err) => done.reject(err));
+  socket.on('close', () => done.reject(new Error(`redis connection closed after ${replies.length}/${commands.length} replies`)));
+  const what = `redis on port ${port} to answer ${commands.map((c) => c[0]).join(', ')}`;
+  return withTimeout(done.promise, timeoutMs, what).finally(() => socket.destroy());
+}
+
+// ---- redis-server ------------------------------------------------------------------------------
+
+/**
+ * Starts a redis-server on 127.0.0.1 (`port`, or a free ephemeral one) and resolves once it
+ * answers PING. `user` + `password` add an ACL user (all commands, all keys) and turn the default
+ * user off; `password` alone sets requirepass. The helper's own commands authenticate first.
+ * `args` are extra command-line arguments.
+ */
+export async function startRedis({ port, user, password, args = [], startTimeoutMs = 5000 } = {}) {
+  const bin = findRedisServer();
+  if (!bin) throw new Error(MISSING);
+  const auth = password === undefined ? [] : [['AUTH', ...(user ? [user] : []), password]];
+  const serverArgs = (p) => [
+    '--port', String(p), '--bind', LOCALHOST, '--save', '', '--appendonly', 'no', '--daemonize', 'no',
+    ...(password === undefined ? [] : user ? ['--user', 'default', 'off', '--user', user, 'on', `>${password}`, '~*', '&*', '+@all'] : ['--requirepass', password]),
+    ...args,
+  ];
+
+  let child = null;
+  let output = '';
+  let exited = deferred();
+
+  async function launch(p) {
+    output = '';
+    exited = deferred();
+    const proc = spawn(bin, serverArgs(p), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (d) => (output = (output + d).slice(-4000)); // the tail, for a failure message
+    proc.stdout.setEncoding('utf8').on('data', keep);
+    proc.stderr.setEncoding('utf8').on('data', keep);
+    const ended = exited;
+    proc.once('error', (err) => ended.resolve({ error: err }));
+    proc.once('exit', (code, signal) => {
+      running.delete(proc);
+      ended.resolve({ code, signal });
+    });
+    running.add(proc);
+    child = proc;
+    const failedEarly = ended.promise.then((how) => {
+      if (how.error?.code === 'ENOENT') throw new Error(MISSING);
+      throw new Error(`redis-server exited before answering PING (${JSON.stringify(how)}): ${output.trim().split('\n').slice(-3).join(' | ')}`);
+    });
+    const answers = pollUntil(
+      async () => {
+        try {
+          const replies = await rawCommands(p, [...auth, ['PING']], { timeoutMs: 500 });
+          return replies.at(-1) === 'PONG';
+        } catch {
+          return false;
+        }
+      },
+      { ms: startTimeoutMs, everyMs: 20, label: `redis-server on port ${p} to answer PING` },
+    );
+    try {
+      await Promise.race([answers, failedEarly]);
+    } catch (err) {
+      failedEarly.catch(() => {});
+      answers.catch(() => {});
+      await kill(proc);
+      throw err;
+    }
+    failedEarly.catch(() => {});
+  }
+
+  async function kill(proc) {
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const gone = new Promise((resolve) => proc.once('exit', resolve));
+    try {
+      proc.kill('SIGKILL'); // works on a stopped (SIGSTOP) process too
+    } catch {
+      return;
+    }
+    await withTimeout(gone, 5000, `redis-server pid ${proc.pid} to exit after SIGKILL`);
+  }
+
+  let chosen = port;
+  for (let attempt = 1; ; attempt += 1) {
+    chosen = port ?? (await closedPort());
+    try {
+      await launch(chosen);
+      break;
+    } catch (err) {
+      // an ephemeral port taken between closedPort() and the bind: try another one
+      const lostRace = port === undefined && /address already in use/i.test(err.message);
+      if (!lostRace || attempt >= 3) throw err;
+    }
+  }
+
+  const signal = (name) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server is not running (${name})`);
+    process.kill(child.pid, name);
+  };
+
+  return {
+    port: chosen,
+    url: `redis://${LOCALHOST}:${chosen}`,
+    /** The current server's pid (a restart changes it). */
+    get pid() {
+      return child?.pid;
+    },
+    /** One command; resolves with its reply, rejects with RedisReplyError on an error reply. */
+    async command(...cmd) {
+      const replies = await rawCommands(chosen, [...auth, cmd]);
+      for (const r of replies) if (r instanceof RedisReplyError) throw r;
+      return replies.at(-1);
+    },
+    /** SIGSTOP: the server keeps its sockets but answers nothing. */
+    pause() {
+      signal('SIGSTOP');
+    },
+    /** SIGCONT after pause(). */
+    resume() {
+      signal('SIGCONT');
+    },
+    /** SIGKILL; resolves when the process has exited (state is lost: no persistence). */
+    kill9() {
+      return kill(child);
+    },
+    /** Kills the server if it runs, then starts an empty one on the same port. */
+    async restart() {
+      await kill(child);
+      await launch(chosen);
+    },
+    /** CLIENT PAUSE `ms` (all commands): the server stays up but holds every client's replies. */
+    clientPause(ms) {
+      return this.command('CLIENT', 'PAUSE', String(ms), 'ALL');
+    },
+    flushAll() {
+      return this.command('FLUSHALL');
+    },
+    /** Kills the server (also when paused); idempotent. */
+    stop() {
+      return kill(child);
+    },
+  };
+}
+
+// ---- TCP proxy ---------------------------------------------------------------------------------
+
+const MODES = new Set(['pass', 'blackhole', 'reset']);
+
+/**
+ * A TCP proxy 127.0.0.1:<ephemeral> → 127.0.0.1:`targetPort`. A connection that lost data while
+ * blackholed is destroyed when the mode goes back to `pass` (its byte stream is no longer whole);
+ * connections opened later pass normally.
+ */
+export async function startProxy(targetPort) {
+  let mode = 'pass';
+  const pairs = new Set();
+
+  const destroy = (pair) => {
+    if (!pairs.has(pair)) return;
+    pairs.delete(pair);
+    const hard = (s) => (typeof s.resetAndDestroy === 'function' ? s.resetAndDestroy() : s.destroy());
+    hard(pair.client);
+    if (pair.upstream) pair.upstream.destroy();
+  };
+
+  const openUpstream = (pair) => {
+    const upstream = connect({ host: LOCALHOST, port: targetPort });
+    pair.upstream = upstream;
+    upstream.on('error', () => destroy(pair));
+    upstream.on('close', () => destroy(pair));
+    upstream.on('data', (chunk) => {
+      if (mode === 'pass' && !pair.tainted) pair.client.write(chunk);
+      else pair.tainted = true;
+    });
+    for (const chunk of pair.pending) upstream.write(chunk);
+    pair.pending = [];
+  };
+
+  const server = createServer((client) => {
+    const pair = { client, upstream: null, pending: [], tainted: false };
+    pairs.add(pair);
+    client.on('error', () => destroy(pair));
+    client.on('close', () => destroy(pair));
+    if (mode === 'reset') {
+      destroy(pair);
+      return;
+    }
+    client.on('data', (chunk) => {
+      if (mode !== 'pass' || pair.tainted) {
+        pair.tainted = true; // read and dropped
+        return;
+      }
+      if (pair.upstream) pair.upstream.write(chunk);
+      else pair.pending.push(chunk);
+    });
+    if (mode === 'pass') openUpstream(pair);
+    else pair.tainted = true; // accepted while blackholed: never forwarded
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, LOCALHOST, resolve);
+  });
+  const { port } = server.address();
+
+  return {
+    port,
+    get mode() {
+      return mode;
+    },
+    get connections() {
+      return pairs.size;
+    },
+    /** `redis://user:pw@host:port/db` of the target → the same URL through this proxy. */
+    url(targetUrl) {
+      const u = new URL(targetUrl);
+      u.hostname = LOCALHOST;
+      u.port = String(port);
+      return u.toString();
+    },
+    setMode(next) {
+      if (!MODES.has(next)) throw new Error(`proxy mode must be one of ${[...MODES].join(', ')}`);
+      mode = next;
+      for (const pair of [...pairs]) {
+        if (next === 'reset' || (next === 'pass' && pair.tainted)) destroy(pair);
+      }
+    },
+    close() {
+      for (const pair of [...pairs]) destroy(pair);
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
