@@ -69,6 +69,8 @@ export declare class Sentinel {
   metrics(): string
   /** The same series as `metrics()`, as data (for the prom-client bridge). */
   metricFamilies(): MetricFamily[]
+  /** `null` without `budget.fleet`; else the fleet budget as this node sees it now. */
+  fleet(): FleetReadout | null
   /** Units admitted after the current evidence time (the unverified exposure). */
   get unverifiedUnits(): number
   /** b × share: the most this node admits on unverified evidence. */
@@ -91,8 +93,10 @@ export declare class Sentinel {
   /**
    * Stops refreshing (no authority call starts afterwards); readiness is `shutting_down` and
    * `admit` returns `false`. Idempotent.
+   * With `budget.fleet` the promise resolves once the unused grant has been returned to
+   * Redis, or after 1 s at most; without it, at once.
    */
-  close(): void
+  close(): Promise<void>
   /**
    * Calls `listener` on the JavaScript thread whenever the status changes, within 50 ms.
    * A listener that throws is ignored. Returns a function that removes the listener.
@@ -149,6 +153,32 @@ export interface CircuitBreakerStats {
  * `ERR_SPEND_SENTINEL_CONFIG` error it would.
  */
 export declare function computeBudget(budget: BudgetOptions): BudgetAnswer
+
+/**
+ * `connecting` (Redis has not answered yet; the node runs on its floor), `leased` (a usable
+ * grant), `floor` (Redis answered; no usable grant).
+ */
+export type FleetMode = 'connecting' | 'leased' | 'floor'
+
+/** `sentinel.fleet()`: the fleet budget as this node sees it now. */
+export interface FleetReadout {
+  mode: FleetMode
+  /** Units of the pool held under a lease whose local deadline is ahead; 0 otherwise. */
+  grantUnits: number
+  /** b × reserve / maxNodes. */
+  floorUnits: number
+  /** floor + grant. */
+  nodeBudgetUnits: number
+  /** Seconds to the local lease deadline; 0 without a usable grant. */
+  leaseRemainingSeconds: number
+  /** Live nodes as of the last answer from Redis (`null` before any). */
+  liveNodes: number | null
+  /**
+   * The fleet's expired or released units waiting to be settled, as of the last answer
+   * (`null` before any).
+   */
+  chargedUnits: number | null
+}
 
 /** The built-in HTTP authority adapter (SPEC §5). */
 export interface HttpAuthorityOptions {
@@ -213,7 +243,7 @@ export interface Readiness {
 }
 
 /** Why readiness is what it is; one code per rule of SPEC §3, checked in this order. */
-export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'internal_error'
+export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'no_fleet_lease' | 'internal_error'
 
 /**
  * `ready`: recent verified evidence. `degraded`: the last refresh was inconclusive but the

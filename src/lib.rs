@@ -9,6 +9,7 @@ mod bindings;
 pub mod breaker_options;
 pub mod clock;
 pub mod config;
+pub mod fleet;
 pub mod fleet_options;
 mod js_thread;
 pub mod metrics;

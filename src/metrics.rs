@@ -354,7 +354,7 @@ pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Ve
     ]
 }
 
-fn sample(name: &str, labels: Vec<(&'static str, String)>, value: f64) -> Sample {
+pub(crate) fn sample(name: &str, labels: Vec<(&'static str, String)>, value: f64) -> Sample {
     Sample {
         name: name.to_owned(),
         labels,
@@ -362,7 +362,7 @@ fn sample(name: &str, labels: Vec<(&'static str, String)>, value: f64) -> Sample
     }
 }
 
-fn single(name: &'static str, help: &'static str, value: f64) -> Family {
+pub(crate) fn single(name: &'static str, help: &'static str, value: f64) -> Family {
     Family {
         name,
         help,

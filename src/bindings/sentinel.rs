@@ -13,15 +13,19 @@ use super::hot_path;
 use super::logger::JsLogger;
 use super::options::to_raw;
 use super::teardown::close_on_teardown;
-use super::types::{MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent};
+use super::types::{
+    FleetReadout, MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent,
+};
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
 use crate::config::{parse_options, parse_when_ready, AuthorityConfig, ConfigError};
+use crate::fleet::{self, Fleet};
 use crate::js_thread::JsThread;
 use crate::metrics::render;
 use crate::refresher;
 use crate::rules::Guard;
+use crate::runtime;
 use crate::shared::Shared;
 
 /// Tells a usage-billed service whether it may take the next billable request: refreshes the
@@ -31,6 +35,8 @@ use crate::shared::Shared;
 pub struct Sentinel {
     shared: Arc<Shared>,
     events: Arc<JsEvents>,
+    /// The fleet budget's lease task, with `budget.fleet`.
+    fleet: Option<Arc<Fleet>>,
 }
 
 #[napi]
@@ -78,13 +84,38 @@ impl Sentinel {
         let logger = JsLogger::from_options(&env, &options)?;
         let events = JsEvents::new(js_thread, shared.clone(), logger);
         close_on_teardown(&env, &shared)?;
+        let fleet = match &config.fleet {
+            None => None,
+            Some(fleet) => {
+                let client =
+                    redis::Client::open(fleet.redis_url.expose().as_str()).map_err(|_| {
+                        let error = ConfigError {
+                            path: "budget.fleet.redis".to_owned(),
+                            rule: "is not a URL the Redis client accepts \
+                               (redis://[user:password@]host[:port][/db])"
+                                .to_owned(),
+                        };
+                        config_error(&env, Kind::Error, &error)
+                    })?;
+                Some(fleet::start(
+                    shared.clone(),
+                    fleet.shape,
+                    &fleet.name,
+                    client,
+                ))
+            }
+        };
         refresher::start(
             shared.clone(),
             authority,
             Arc::new(EventsHandle(events.clone())),
             config.breaker,
         );
-        Ok(Sentinel { shared, events })
+        Ok(Sentinel {
+            shared,
+            events,
+            fleet,
+        })
     }
 
     /// Readiness now (SPEC §3): no I/O, never waits on a refresh.
@@ -134,17 +165,23 @@ impl Sentinel {
     /// `CircuitBreaker` created with a `name`.
     #[napi]
     pub fn metrics(&self) -> String {
-        let mut families = self.shared.metrics.families(&self.shared.gauges());
-        families.extend(breaker_families());
-        render(&families)
+        render(&self.families())
     }
 
     /// The same series as `metrics()`, as data (for the prom-client bridge).
     #[napi(ts_return_type = "MetricFamily[]")]
     pub fn metric_families(&self) -> Vec<MetricFamily> {
-        let mut families = self.shared.metrics.families(&self.shared.gauges());
-        families.extend(breaker_families());
-        families.into_iter().map(MetricFamily::from).collect()
+        self.families()
+            .into_iter()
+            .map(MetricFamily::from)
+            .collect()
+    }
+
+    /// `null` without `budget.fleet`; else the fleet budget as this node sees it now.
+    #[napi(ts_return_type = "FleetReadout | null")]
+    pub fn fleet(&self) -> Option<FleetReadout> {
+        let fleet = self.fleet.as_ref()?;
+        Some(fleet.status(&self.shared).into())
     }
 
     /// Units admitted after the current evidence time (the unverified exposure).
@@ -193,10 +230,24 @@ impl Sentinel {
 
     /// Stops refreshing (no authority call starts afterwards); readiness is `shutting_down` and
     /// `admit` returns `false`. Idempotent.
-    #[napi]
-    pub fn close(&self) {
+    /// With `budget.fleet` the promise resolves once the unused grant has been returned to
+    /// Redis, or after 1 s at most; without it, at once.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         self.shared.close();
         self.events.closed();
+        let (deferred, promise) = env.create_deferred::<(), Done>()?;
+        match &self.fleet {
+            None => deferred.resolve(done()),
+            Some(fleet) => {
+                let fleet = fleet.clone();
+                runtime::handle().spawn(async move {
+                    let _ = tokio::time::timeout(RELEASE_WAIT, fleet.released()).await;
+                    deferred.resolve(done());
+                });
+            }
+        }
+        Ok(promise)
     }
 
     /// Calls `listener` on the JavaScript thread whenever the status changes, within 50 ms.
@@ -238,6 +289,27 @@ impl ObjectFinalize for Sentinel {
         self.shared.close();
         self.events.release_logger(&env);
         Ok(())
+    }
+}
+
+type Done = Box<dyn FnOnce(Env) -> Result<()> + Send>;
+
+fn done() -> Done {
+    Box::new(|_| Ok(()))
+}
+
+/// The release on close is bounded by one Redis call (1 s); this only guards against a task
+/// that never reports.
+const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(1200);
+
+impl Sentinel {
+    fn families(&self) -> Vec<crate::metrics::Family> {
+        let mut families = self.shared.metrics.families(&self.shared.gauges());
+        if let Some(fleet) = &self.fleet {
+            families.extend(fleet::metrics::families(&fleet.status(&self.shared)));
+        }
+        families.extend(breaker_families());
+        families
     }
 }
 

@@ -302,3 +302,56 @@ impl From<crate::metrics::Family> for MetricFamily {
         }
     }
 }
+
+/// `connecting` (Redis has not answered yet; the node runs on its floor), `leased` (a usable
+/// grant), `floor` (Redis answered; no usable grant).
+#[napi(string_enum)]
+pub enum FleetMode {
+    #[napi(value = "connecting")]
+    Connecting,
+    #[napi(value = "leased")]
+    Leased,
+    #[napi(value = "floor")]
+    Floor,
+}
+
+/// `sentinel.fleet()`: the fleet budget as this node sees it now.
+#[napi(object)]
+pub struct FleetReadout {
+    pub mode: FleetMode,
+    /// Units of the pool held under a lease whose local deadline is ahead; 0 otherwise.
+    pub grant_units: f64,
+    /// b × reserve / maxNodes.
+    pub floor_units: f64,
+    /// floor + grant.
+    pub node_budget_units: f64,
+    /// Seconds to the local lease deadline; 0 without a usable grant.
+    pub lease_remaining_seconds: f64,
+    /// Live nodes as of the last answer from Redis (`null` before any).
+    #[napi(ts_type = "number | null")]
+    pub live_nodes: Either<f64, Null>,
+    /// The fleet's expired or released units waiting to be settled, as of the last answer
+    /// (`null` before any).
+    #[napi(ts_type = "number | null")]
+    pub charged_units: Either<f64, Null>,
+}
+
+impl From<crate::fleet::FleetStatus> for FleetReadout {
+    fn from(status: crate::fleet::FleetStatus) -> Self {
+        use crate::fleet::Mode;
+        let or_null = |v: Option<f64>| v.map_or(Either::B(Null), Either::A);
+        FleetReadout {
+            mode: match status.mode {
+                Mode::Connecting => FleetMode::Connecting,
+                Mode::Leased => FleetMode::Leased,
+                Mode::Floor => FleetMode::Floor,
+            },
+            grant_units: status.grant_units,
+            floor_units: status.floor_units,
+            node_budget_units: status.node_budget_units,
+            lease_remaining_seconds: status.lease_remaining.as_secs_f64(),
+            live_nodes: or_null(status.live_nodes.map(|n| n as f64)),
+            charged_units: or_null(status.charged_units),
+        }
+    }
+}
