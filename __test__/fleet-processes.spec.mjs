@@ -255,35 +255,38 @@ describe('fleet across processes', { concurrency: 2 }, () => {
     for (const n of rest) assert.equal(n.latest.liveNodes, 2, `${n.label} liveNodes`);
   });
 
-  test('(c) Redis restarted empty: floors for leaseSeconds + 2 s and until a valid refresh; exposure ≤ b', async (t) => {
+  test('(c) Redis restarted empty: no grant grows for leaseSeconds + 2 s and until a valid refresh; exposure ≤ b', async (t) => {
+    // "Nodes keep at most what they held": a node alive across the restart may renew its grant at
+    // most at its old size (the sum stays within what Redis had reserved before the loss); a node
+    // that starts after the restart gets nothing until the hold is over and a valid refresh sent
+    // after it has settled the fleet (the charges of crashed nodes were lost with the state).
     const s = scope(t);
     const redis = await s.redis();
     const nodes = [s.node(redis.url), s.node(redis.url), s.node(redis.url)];
     await allLeased(nodes);
     const T = await cutWithEmptyLedgers(s, nodes);
+    await nodes[2].kill9(); // its grant is lost with Redis's state, uncharged
     const killedAt = epoch();
     await redis.kill9();
     await redis.restart();
     const restartedAt = epoch();
+    const joiner = s.node(redis.url);
+    await joiner.until((x) => x.mode === 'floor', 10000, `${joiner.label} answered by the empty Redis`);
     // restore the authority after the 7 s hold, so that growth must wait for the valid refresh too
     await quietPeriod(killedAt + HOLD_MS + 500 - epoch());
     const U = s.restore();
-    await allLeased(nodes, 15000);
+    const survivors = [nodes[0], nodes[1], joiner];
+    await allLeased(survivors, 15000);
 
-    assertCeiling(nodes, T, U, '(c) between the cut and the restore');
-    for (const n of nodes) {
+    assertCeiling([...nodes, joiner], T, U, '(c) between the cut and the restore');
+    for (const n of nodes.slice(0, 2)) {
       const before = n.reports.filter((x) => x.t <= killedAt && x.t > killedAt - 2000);
       const grantBefore = Math.max(0, ...before.map((x) => x.grantUnits));
-      const during = n.reports.filter((x) => x.t > restartedAt && x.t < U);
-      const grew = during.find((x) => x.grantUnits > grantBefore + 1e-6);
+      const grew = n.reports.find((x) => x.t > restartedAt && x.t < U && x.grantUnits > grantBefore + 1e-6);
       assert.equal(grew, undefined, `${n.label}: grant grew after the restart before the hold ended: ${fmt(grew)} (was ${grantBefore})`);
-      const onFloor = during.filter((x) => x.t >= killedAt + LEASE_VALID_MS + 300);
-      assert.ok(onFloor.length > 0, `${n.label}: no report between its lease deadline and the restore`);
-      const leased = onFloor.find((x) => x.grantUnits > 0 || x.mode !== 'floor');
-      assert.equal(leased, undefined, `${n.label}: not on its floor after the lease deadline: ${fmt(leased)}`);
-      const regrown = n.reports.find((x) => x.t > restartedAt && x.t >= killedAt + LEASE_VALID_MS + 300 && x.grantUnits > 0);
-      assert.ok(regrown && regrown.t >= U && regrown.t >= killedAt + HOLD_MS, `${n.label}: regrown at ${regrown && (regrown.t - killedAt).toFixed(0)} ms`);
     }
+    const early = joiner.reports.find((x) => x.grantUnits > 0 && (x.t < U || x.t < killedAt + HOLD_MS));
+    assert.equal(early, undefined, `${joiner.label}: a grant before the hold ended and a valid refresh settled: ${fmt(early)}`);
   });
 
   test('(d) Redis paused then resumed, one node partitioned (blackhole): floor after its deadline; exposure ≤ b', async (t) => {

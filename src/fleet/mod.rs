@@ -185,6 +185,11 @@ pub fn start(
     fleet
 }
 
+/// Differences smaller than this are not worth a Redis call.
+fn slack(share: f64) -> f64 {
+    0.5_f64.max(share * 0.01)
+}
+
 fn random_id() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
@@ -240,8 +245,10 @@ impl Task {
                     continue;
                 }
             }
-            if self.passed_half_the_grant(now) && now >= last_renewal + self.shape().lease / 12 {
-                next_renewal = now;
+            let wants_renewal = self.shrink_to_share(now) || self.passed_half_the_grant(now);
+            let soonest = last_renewal + self.shape().lease / 12;
+            if wants_renewal && soonest < next_renewal {
+                next_renewal = soonest.max(now);
                 continue;
             }
             tokio::select! {
@@ -269,6 +276,26 @@ impl Task {
     fn passed_half_the_grant(&self, now: Duration) -> bool {
         let grant = self.current_lease().map_or(0.0, |l| l.usable_at(now));
         grant > 0.0 && self.used_beyond_floor() > grant / 2.0
+    }
+
+    /// Holding more than its fair share (others joined), the node lowers its own cap to
+    /// max(used, share) as its ledger clears: always safe (it uses less than Redis reserves for
+    /// it), and the next renewal hands the difference back. Answers whether it lowered.
+    fn shrink_to_share(&self, now: Duration) -> bool {
+        let Some(lease) = self.current_lease() else {
+            return false;
+        };
+        let held = lease.usable_at(now);
+        let share = self.session.target_units;
+        let cap = share.max(self.used_beyond_floor());
+        if cap + slack(share) >= held {
+            return false;
+        }
+        self.shared.set_lease(Some(Lease {
+            grant_units: cap,
+            ..lease
+        }));
+        true
     }
 
     fn current_lease(&self) -> Option<Lease> {
@@ -314,24 +341,17 @@ impl Task {
         if let Some(lease) = self.session.lease_from(&shape, &renewal, &grant) {
             self.shared.set_lease(Some(lease));
         }
-        Ok(self.next_renewal_after(&grant, used))
+        Ok(self.next_renewal_after(&grant))
     }
 
-    /// Every leaseSeconds / 3 (±10 %); sooner while this node holds less than its fair share
-    /// (to pick up what others release) or could lower its grant to its fair share now (so a
-    /// joining node converges within two renewals of the others).
-    fn next_renewal_after(&self, grant: &session::Grant, used: f64) -> Duration {
+    /// Every leaseSeconds / 3 (±10 %); sooner while this node holds less than its fair share,
+    /// to pick up what the others hand back (lowering is driven by `shrink_to_share`).
+    fn next_renewal_after(&self, grant: &session::Grant) -> Duration {
         let period = self
             .shape()
             .lease
             .mul_f64((1.0 + 0.2 * (rand::random::<f64>() - 0.5)) / 3.0);
-        let slack = 0.5_f64.max(grant.target_units * 0.01);
-        let below_share = grant.grant_units + slack < grant.target_units;
-        let can_lower =
-            grant.grant_units > grant.target_units + slack && used <= grant.target_units;
-        if can_lower {
-            Duration::ZERO
-        } else if below_share {
+        if grant.grant_units + slack(grant.target_units) < grant.target_units {
             period.min(self.shape().lease / 10)
         } else {
             period
