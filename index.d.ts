@@ -125,6 +125,8 @@ export interface BudgetOptions {
   share?: number
   /** Caps the stale window (seconds); may not exceed node budget / r. */
   maxStaleSeconds?: number
+  /** Shares b among the nodes alive now, through leases in Redis. Not with `nodes`/`share`. */
+  fleet?: FleetOptions
 }
 
 /** Counts since the breaker was made (or `reset()`), and the rolling window now. */
@@ -159,6 +161,25 @@ export declare function computeBudget(budget: BudgetOptions): BudgetAnswer
  * grant), `floor` (Redis answered; no usable grant).
  */
 export type FleetMode = 'connecting' | 'leased' | 'floor'
+
+/** `budget.fleet`: a fleet-wide budget leased from Redis (see README, "A fleet that scales"). */
+export interface FleetOptions {
+  /** `redis://` or `rediss://` URL (user, password, db allowed). Give this or `redisEnv`. */
+  redis?: string
+  /** Name of an environment variable holding the URL. Give this or `redis`. */
+  redisEnv?: string
+  /** The fleet's identity, 1–100 of `[A-Za-z0-9_.:-]`, the same on every node sharing b. */
+  name: string
+  /** The most nodes alive at once, surge and terminating pods included (1–10000). */
+  maxNodes: number
+  /**
+   * Part of b kept as static floors (b × reserve / maxNodes each), 0 ≤ reserve < 1.
+   * Default 0.25.
+   */
+  reserve?: number
+  /** How long a grant lives in Redis without renewal, 5–600 s. Default 30. */
+  leaseSeconds?: number
+}
 
 /** `sentinel.fleet()`: the fleet budget as this node sees it now. */
 export interface FleetReadout {

@@ -25,6 +25,7 @@ const reasonIsExact: Equals<
   | 'budget_exhausted'
   | 'refresh_indeterminate'
   | 'verified'
+  | 'no_fleet_lease'
   | 'internal_error'
 > = true;
 const statusMethodIsExact: Equals<ReturnType<Sentinel['status']>, Status> = true;
@@ -48,6 +49,7 @@ function describeReason(reason: Reason): string {
     case 'invalid_credential':
     case 'capability_missing':
     case 'no_evidence':
+    case 'no_fleet_lease':
     case 'evidence_too_old':
     case 'budget_exhausted':
       return 'not ready';

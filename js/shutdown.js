@@ -6,7 +6,7 @@
 //      keep arriving meanwhile and are still served (admission goes on while draining).
 //   3. stop accepting connections, close idle keep-alive sockets, let in-flight requests finish
 //      (their responses say `connection: close`), forcing the rest closed after timeoutMs.
-//   4. sentinel.close(), then exit 0. A second signal exits at once with code 1.
+//   4. sentinel.close() (awaited: a fleet budget's grant is released), then exit 0. A second signal exits at once with code 1.
 
 const http = require('node:http');
 const https = require('node:https');
@@ -72,7 +72,9 @@ async function drainAndClose(closer, sentinel, { drainDelayMs, timeoutMs }) {
   try {
     await closer.close(timeoutMs);
   } finally {
-    sentinel.close();
+    // With a fleet budget, close() returns the unused grant to Redis (bounded by 1 s) before
+    // resolving; waiting for it hands the capacity to the rest of the fleet before exit.
+    await sentinel.close();
   }
 }
 

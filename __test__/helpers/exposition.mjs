@@ -20,6 +20,7 @@ export const REASONS = [
   'budget_exhausted',
   'refresh_indeterminate',
   'verified',
+  'no_fleet_lease',
   'internal_error',
 ];
 export const OUTCOMES = ['valid', 'invalid_credential', 'capability_missing', 'indeterminate'];

@@ -162,6 +162,27 @@ pub struct BudgetOptions {
     pub share: Option<f64>,
     /// Caps the stale window (seconds); may not exceed node budget / r.
     pub max_stale_seconds: Option<f64>,
+    /// Shares b among the nodes alive now, through leases in Redis. Not with `nodes`/`share`.
+    pub fleet: Option<FleetOptions>,
+}
+
+/// `budget.fleet`: a fleet-wide budget leased from Redis (see README, "A fleet that scales").
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct FleetOptions {
+    /// `redis://` or `rediss://` URL (user, password, db allowed). Give this or `redisEnv`.
+    pub redis: Option<String>,
+    /// Name of an environment variable holding the URL. Give this or `redis`.
+    pub redis_env: Option<String>,
+    /// The fleet's identity, 1–100 of `[A-Za-z0-9_.:-]`, the same on every node sharing b.
+    pub name: String,
+    /// The most nodes alive at once, surge and terminating pods included (1–10000).
+    pub max_nodes: f64,
+    /// Part of b kept as static floors (b × reserve / maxNodes each), 0 ≤ reserve < 1.
+    /// Default 0.25.
+    pub reserve: Option<f64>,
+    /// How long a grant lives in Redis without renewal, 5–600 s. Default 30.
+    pub lease_seconds: Option<f64>,
 }
 
 /// `refresh`: cadence of the background refresh (SPEC §6). Defaults scale with the window w
