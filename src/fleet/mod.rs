@@ -341,17 +341,18 @@ impl Task {
         if let Some(lease) = self.session.lease_from(&shape, &renewal, &grant) {
             self.shared.set_lease(Some(lease));
         }
-        Ok(self.next_renewal_after(&grant))
+        Ok(self.next_renewal_after(&grant, reply.settled))
     }
 
-    /// Every leaseSeconds / 3 (±10 %); sooner while this node holds less than its fair share,
-    /// to pick up what the others hand back (lowering is driven by `shrink_to_share`).
-    fn next_renewal_after(&self, grant: &session::Grant) -> Duration {
+    /// Every leaseSeconds / 3 (±10 %); sooner while this node holds less than its fair share
+    /// and growth is allowed, to pick up what the others hand back (lowering is driven by
+    /// `shrink_to_share`).
+    fn next_renewal_after(&self, grant: &session::Grant, settled: bool) -> Duration {
         let period = self
             .shape()
             .lease
             .mul_f64((1.0 + 0.2 * (rand::random::<f64>() - 0.5)) / 3.0);
-        if grant.grant_units + slack(grant.target_units) < grant.target_units {
+        if settled && grant.grant_units + slack(grant.target_units) < grant.target_units {
             period.min(self.shape().lease / 10)
         } else {
             period

@@ -60,14 +60,18 @@ impl Guard {
     }
 
     fn evaluate_at(&self, now: Duration, shutting_down: bool) -> Readiness {
-        let node_budget = self.budget.node_budget_at(now);
+        self.evaluate_with(now, shutting_down, self.budget.node_budget_at(now))
+    }
+
+    /// Readiness for the node budget of this moment, read once by the caller.
+    fn evaluate_with(&self, now: Duration, shutting_down: bool, node_budget: f64) -> Readiness {
         evaluate(ReadinessInputs {
             shutting_down,
             failed: self.lifecycle == Lifecycle::Failed,
             evidence: &self.evidence,
             budget_spent: self.ledger.is_spent(node_budget),
             no_budget: node_budget <= 0.0,
-            stale_window: self.budget.stale_window_at(now),
+            stale_window: self.budget.window_for(node_budget),
             now,
         })
     }
@@ -98,11 +102,12 @@ impl Guard {
         if self.lifecycle == Lifecycle::Closed {
             return Err(Reason::ShuttingDown);
         }
-        let readiness = self.evaluate_at(now, false);
+        let node_budget = self.budget.node_budget_at(now);
+        let readiness = self.evaluate_with(now, false, node_budget);
         if !readiness.status.admits() {
             return Err(readiness.reason);
         }
-        if !self.ledger.fits(units, self.budget.node_budget_at(now)) {
+        if !self.ledger.fits(units, node_budget) {
             return Err(Reason::BudgetExhausted);
         }
         Ok(readiness.status)

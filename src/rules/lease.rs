@@ -96,11 +96,17 @@ impl Lease {
 pub struct FleetBudget {
     pub shape: FleetShape,
     pub lease: Option<Lease>,
+    /// `shape.floor_units()`, computed once: it is read on every admission.
+    floor_units: f64,
 }
 
 impl FleetBudget {
     pub fn new(shape: FleetShape) -> Self {
-        FleetBudget { shape, lease: None }
+        FleetBudget {
+            shape,
+            lease: None,
+            floor_units: shape.floor_units(),
+        }
     }
 
     pub fn grant_at(&self, now: Duration) -> f64 {
@@ -108,7 +114,7 @@ impl FleetBudget {
     }
 
     pub fn node_budget_at(&self, now: Duration) -> f64 {
-        self.shape.floor_units() + self.grant_at(now)
+        self.floor_units + self.grant_at(now)
     }
 
     pub fn stale_window_at(&self, now: Duration) -> Duration {
