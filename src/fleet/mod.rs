@@ -6,6 +6,8 @@
 pub mod metrics;
 mod scripts;
 pub mod session;
+#[cfg(test)]
+mod simulation;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;

@@ -33,6 +33,12 @@ fn settle_script() -> &'static Script {
 pub struct Keys([String; 3]);
 
 impl Keys {
+    /// The fleet record (0), the leases (1), the charges (2).
+    #[cfg(test)]
+    pub fn name(&self, index: usize) -> &str {
+        &self.0[index]
+    }
+
     pub fn new(name: &str) -> Self {
         let tag = format!("{{spend-sentinel:{name}}}");
         Keys([
