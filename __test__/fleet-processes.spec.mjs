@@ -19,19 +19,9 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startProxy, startRedis } from './helpers/redis.mjs';
 import { deferred, pollUntil, quietPeriod, withTimeout } from './helpers/wait.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, RENEW_MAX_MS } from './helpers/fleet-numbers.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/fleet-node.mjs', import.meta.url));
-const B = 240;
-const R = 50;
-const MAX_NODES = 3;
-const RESERVE = 0.25;
-const LEASE = 5;
-const FLOOR = (B * RESERVE) / MAX_NODES; // 20
-const POOL = B * (1 - RESERVE); // 180
-const REFRESH = { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 250 };
-const HOLD_MS = (LEASE + 2) * 1000;
-const LEASE_VALID_MS = (LEASE * 0.999 - 1) * 1000; // 3995
-const RENEW_MAX_MS = (LEASE / 3) * 1.1 * 1000; // 1833
 const MAX_WINDOW_MS = (B / R) * 1000; // 4800: no node budget exceeds b
 const GRANT_WAIT_MS = HOLD_MS + 10000;
 const CONVERGE_MS = 3 * RENEW_MAX_MS + 1500; // two renewals of the others, one of the node itself, slack

@@ -29,20 +29,10 @@ import {
   sequence,
   withTimeout,
 } from './helpers/wait.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, RENEW_MAX_MS } from './helpers/fleet-numbers.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../index.js');
 
-const B = 240;
-const R = 50;
-const MAX_NODES = 3;
-const RESERVE = 0.25;
-const LEASE = 5;
-const FLOOR = (B * RESERVE) / MAX_NODES; // 20
-const POOL = B * (1 - RESERVE); // 180
-const REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 250 });
-const HOLD_MS = (LEASE + 2) * 1000; // a fresh or emptied fleet grows nothing before this
-const LEASE_VALID_MS = (LEASE * 0.999 - 1) * 1000; // 3995
-const RENEW_MAX_MS = (LEASE / 3) * 1.1 * 1000; // 1833
 const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
 const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'leaseRemainingSeconds', 'liveNodes', 'mode', 'nodeBudgetUnits'];
 const MODES = ['connecting', 'leased', 'floor'];

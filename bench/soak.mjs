@@ -139,7 +139,7 @@ const authority = {
 };
 const SPECS = [
   { name: 'b200 r2000', budget: { unverifiedUnits: 200, maxUnitsPerSecond: 2000 } },
-  { name: 'b200 r2000 n2', budget: { unverifiedUnits: 200, maxUnitsPerSecond: 2000, nodes: 2 } },
+  { name: 'b200 r1000 n2', budget: { unverifiedUnits: 200, maxUnitsPerSecond: 1000, nodes: 2 } },
   {
     name: 'b2000 r2000 brk',
     budget: { unverifiedUnits: 2000, maxUnitsPerSecond: 2000 },
@@ -151,7 +151,14 @@ const SPECS = [
   },
 ];
 const nodes = SPECS.map((spec) => {
-  const sentinel = new Sentinel({ budget: spec.budget, refresh: spec.refresh, authority });
+  let sentinel;
+  try {
+    sentinel = new Sentinel({ budget: spec.budget, refresh: spec.refresh, authority });
+  } catch (err) {
+    // A bad configuration is the script's fault, not a crash to count: stop at once.
+    console.error(`soak: ${spec.name}: ${err.message}`);
+    process.exit(2);
+  }
   const node = {
     name: spec.name,
     sentinel,

@@ -212,7 +212,7 @@ async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
+    use crate::rules::window::seed_budget;
     use crate::rules::{Guard, Reason};
     use parking_lot::Mutex;
     use std::sync::mpsc;
@@ -247,16 +247,7 @@ mod tests {
     }
 
     fn verified_shared() -> Arc<Shared> {
-        let budget = compute_budget(&BudgetInput {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0,
-            nodes: Some(2.0),
-            share: None,
-            max_stale_seconds: None,
-        })
-        .unwrap();
-        compute_cadence(&CadenceInput::default(), budget.stale_window).unwrap();
-        let shared = Shared::new(Guard::new(budget), crate::rules::CadencePlan::Scaled);
+        let shared = Shared::new(Guard::new(seed_budget()), crate::rules::CadencePlan::Scaled);
         shared.with_guard(|guard| {
             let ticket = guard.refresh_sent(clock::now()).unwrap();
             guard.refresh_answered(ticket, Outcome::Valid);

@@ -30,7 +30,7 @@ pub fn handle() -> &'static Handle {
     })
 }
 
-/// Redirects are never followed: a 3xx from the authority proves nothing (SPEC §5). Names are
+/// Redirects are never followed: a 3xx from the authority proves nothing. Names are
 /// resolved on this runtime, so a refresh's timeout bounds its DNS lookup too.
 pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()

@@ -183,14 +183,7 @@ mod tests {
     use super::*;
 
     fn shape() -> FleetShape {
-        FleetShape {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0,
-            max_nodes: 4,
-            reserve: 0.25,
-            lease: Duration::from_secs(30),
-            max_stale: None,
-        }
+        crate::rules::lease::example_shape()
     }
 
     fn fields(values: &[&str]) -> Vec<String> {

@@ -204,19 +204,11 @@ impl Guard {
 mod tests {
     use super::*;
     use crate::rules::readiness::{Reason, Status};
-    use crate::rules::window::{compute_budget, BudgetInput};
+    use crate::rules::window::seed_budget;
     use proptest::prelude::*;
 
     fn seed_guard() -> Guard {
-        let budget = compute_budget(&BudgetInput {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0,
-            nodes: Some(2.0),
-            share: None,
-            max_stale_seconds: None,
-        })
-        .unwrap();
-        Guard::new(budget)
+        Guard::new(seed_budget())
     }
 
     fn ms(millis: u64) -> Duration {
@@ -371,14 +363,10 @@ mod tests {
     }
 
     fn fleet_guard(reserve: f64) -> Guard {
-        use crate::rules::lease::{FleetBudget, FleetShape};
+        use crate::rules::lease::{example_shape, FleetBudget, FleetShape};
         Guard::new(BudgetSource::Fleet(FleetBudget::new(FleetShape {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0,
-            max_nodes: 4,
             reserve,
-            lease: Duration::from_secs(30),
-            max_stale: None,
+            ..example_shape()
         })))
     }
 

@@ -147,6 +147,19 @@ impl FleetBudget {
     }
 }
 
+/// b = 200, r = 20, 4 nodes, reserve 0.25 (floor 12.5, pool 150), 30 s leases: for tests.
+#[cfg(test)]
+pub fn example_shape() -> FleetShape {
+    FleetShape {
+        unverified_units: 200.0,
+        max_units_per_second: 20.0,
+        max_nodes: 4,
+        reserve: 0.25,
+        lease: Duration::from_secs(30),
+        max_stale: None,
+    }
+}
+
 /// Max-min fair split of `pool` among `wants` (`None` = no limit): a node that wants less than
 /// an equal split gets what it wants; the rest is split equally among the others.
 pub fn fair_split(pool: f64, wants: &[Option<f64>]) -> Vec<f64> {
@@ -168,14 +181,7 @@ mod tests {
     use super::*;
 
     fn shape() -> FleetShape {
-        FleetShape {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0,
-            max_nodes: 4,
-            reserve: 0.25,
-            lease: Duration::from_secs(30),
-            max_stale: None,
-        }
+        example_shape()
     }
 
     fn secs(s: f64) -> Duration {

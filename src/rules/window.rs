@@ -234,6 +234,19 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     })
 }
 
+/// The seed example (b = 200, r = 20, 2 nodes: 100 units, a 5 s window), for tests.
+#[cfg(test)]
+pub fn seed_budget() -> Budget {
+    compute_budget(&BudgetInput {
+        unverified_units: 200.0,
+        max_units_per_second: 20.0,
+        nodes: Some(2.0),
+        share: None,
+        max_stale_seconds: None,
+    })
+    .expect("the seed example is valid")
+}
+
 /// The `refresh` options as given, milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CadenceInput {

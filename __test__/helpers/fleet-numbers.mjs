@@ -1,0 +1,15 @@
+// The fleet the fleet suites share: b = 240, r = 50/s, maxNodes 3, reserve 0.25 → floor 20
+// (window 0.4 s), pool 180; leaseSeconds 5 (a fresh fleet holds growth for 7 s; a lease is usable
+// 3.995 s; renewals every ≈ 1.67 s). Refresh options are explicit (20–40 ms pauses, 250 ms timeout)
+// so they fit the floor's window.
+export const B = 240;
+export const R = 50;
+export const MAX_NODES = 3;
+export const RESERVE = 0.25;
+export const LEASE = 5;
+export const FLOOR = (B * RESERVE) / MAX_NODES; // 20
+export const POOL = B * (1 - RESERVE); // 180
+export const REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 250 });
+export const HOLD_MS = (LEASE + 2) * 1000; // a fresh or emptied fleet grows nothing before this
+export const LEASE_VALID_MS = (LEASE * 0.999 - 1) * 1000; // 3995
+export const RENEW_MAX_MS = (LEASE / 3) * 1.1 * 1000; // 1833
