@@ -114,6 +114,7 @@ function fleetMetrics(sentinel) {
     floor: one('spend_sentinel_fleet_floor_units'),
     live: one('spend_sentinel_fleet_live_nodes'),
     charged: one('spend_sentinel_fleet_charged_units'),
+    held: one('spend_sentinel_fleet_growth_held'),
     mode: Object.fromEntries((fam('spend_sentinel_fleet_mode')?.samples ?? []).map((s) => [s.labels.mode, s.value])),
     errors: (fam('spend_sentinel_fleet_redis_errors_total')?.samples ?? []).reduce((sum, s) => sum + s.value, 0),
   };
@@ -431,6 +432,7 @@ describe('leases against a real Redis', { concurrency: true }, () => {
       const sentinel = s.make(fleetOptions(auth, redis.url, { budget: { maxStaleSeconds } }));
       const samples = s.watch(sentinel);
       await untilMode(sentinel, 'floor', 10000); // Redis answered: a fresh fleet, no grant
+      assert.equal(fleetMetrics(sentinel).held, 1, 'a fresh fleet shows its hold in the metrics');
       // Stop valid answers before the hold ends: no valid refresh is sent after it until set('valid').
       auth.hold();
       assert.ok(now() - t0 < HOLD_MS - 1500, `test design: Redis answered ${(now() - t0).toFixed(0)} ms after start`);
@@ -479,6 +481,7 @@ describe('leases against a real Redis', { concurrency: true }, () => {
       approx(m.floor, FLOOR, 'fleet_floor_units');
       assert.equal(m.live, 1);
       assert.equal(m.charged, 0);
+      assert.equal(m.held, 0, 'growth no longer held once settled');
     });
   }
 

@@ -26,6 +26,12 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
             "The fleet's expired or released units waiting for a valid refresh, as of the last answer.",
             status.charged_units.unwrap_or(0.0),
         ),
+        single(
+            "spend_sentinel_fleet_growth_held",
+            "1 while no grant may grow: a fresh fleet, or Redis lost its state, until lease + 2 s \
+             have passed and a valid refresh settled the fleet.",
+            f64::from(u8::from(status.growth_held)),
+        ),
         Family {
             name: "spend_sentinel_fleet_mode",
             help: "1 for the current fleet mode (connecting, leased, floor), 0 for the others.",

@@ -92,6 +92,9 @@ pub struct FleetStatus {
     pub lease_remaining: Duration,
     pub live_nodes: Option<u64>,
     pub charged_units: Option<f64>,
+    /// Growth is held (a fresh fleet, or Redis lost its state) until leaseSeconds + 2 s have
+    /// passed and a valid refresh sent after that settled the fleet; as of the last answer.
+    pub growth_held: bool,
     pub errors: [u64; 4],
 }
 
@@ -102,6 +105,7 @@ pub struct Fleet {
     answered: AtomicBool,
     live_nodes: AtomicU64,
     charged_bits: AtomicU64,
+    growth_held: AtomicBool,
     errors: [AtomicU64; 4],
     released: watch::Sender<bool>,
 }
@@ -135,6 +139,7 @@ impl Fleet {
             },
             live_nodes: answered.then(|| self.live_nodes.load(Relaxed)),
             charged_units: answered.then(|| f64::from_bits(self.charged_bits.load(Relaxed))),
+            growth_held: self.growth_held.load(Relaxed),
             errors: std::array::from_fn(|i| self.errors[i].load(Relaxed)),
         }
     }
@@ -170,6 +175,8 @@ pub fn start(
         answered: AtomicBool::new(false),
         live_nodes: AtomicU64::new(0),
         charged_bits: AtomicU64::new(0),
+        // Until Redis answers, growth is as good as held: the node runs on its floor.
+        growth_held: AtomicBool::new(true),
         errors: Default::default(),
         released: watch::channel(false).0,
     });

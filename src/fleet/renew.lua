@@ -62,8 +62,10 @@ else
 end
 grant = math.max(grant, 0)
 
+-- A mismatched node wants nothing, so that it does not shrink the others' fair shares.
+local recorded_want = mismatch and 0 or want
 redis.call('HSET', leases_key, node,
-  num(grant) .. '|' .. (now + lease_ms) .. '|' .. num(want) .. '|' .. num(b) .. '|' .. seq)
-leases[node] = { grant = grant, expires = now + lease_ms, want = want, b = b, seq = seq }
+  num(grant) .. '|' .. (now + lease_ms) .. '|' .. num(recorded_want) .. '|' .. num(b) .. '|' .. seq)
+leases[node] = { grant = grant, expires = now + lease_ms, want = recorded_want, b = b, seq = seq }
 save(fleet, ttl_ms)
 return reply(fleet, now, leases, { num(grant), num(target), '0', mismatch and '1' or '0' })

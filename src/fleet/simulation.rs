@@ -509,3 +509,50 @@ fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
         assert_eq!(sim.lease(0).unwrap().grant_units, 200.0);
     });
 }
+
+/// Nodes sharing a name must agree on reserve and maxNodes: one that differs gets no grant, and
+/// does not shrink the others' shares.
+#[test]
+fn a_node_whose_reserve_differs_from_the_live_fleet_gets_no_grant() {
+    let redis = RedisServer::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let shape = FleetShape {
+            unverified_units: 200.0,
+            max_units_per_second: 20.0,
+            max_nodes: 2,
+            reserve: 0.0,
+            lease: Duration::from_millis(2000),
+            max_stale: None,
+        };
+        let mut fleet = new_sim(redis.port, 2000, shape).await;
+        let other_shape = FleetShape {
+            reserve: 0.5,
+            ..shape
+        };
+        let mut odd = new_sim(redis.port, 2000, other_shape).await;
+        odd.next_id = 100;
+        fleet.join();
+        fleet.renew(0).await;
+        tokio::time::sleep(Duration::from_millis(4100)).await; // a fresh fleet's hold
+        fleet.refresh(0);
+        fleet.settle(0).await;
+        fleet.renew(0).await;
+        assert_eq!(fleet.lease(0).unwrap().grant_units, 200.0);
+        odd.join();
+        odd.renew(0).await;
+        assert_eq!(
+            odd.lease(0).unwrap().grant_units,
+            0.0,
+            "a mismatched node gets nothing"
+        );
+        fleet.renew(0).await;
+        assert_eq!(
+            fleet.nodes[0].session.target_units, 200.0,
+            "and takes no share"
+        );
+    });
+}
