@@ -3,7 +3,7 @@ import type { Sentinel, ReadinessReason } from '../index';
 
 /** Options of the three probe routes (`probes()` for Express, the Fastify plugin). */
 export interface ProbeOptions {
-  /** Readiness probe path (SPEC §3 body, 200/503). Default `/ready`. */
+  /** Readiness probe path (the readiness body, 200/503). Default `/ready`. */
   readyPath?: string;
   /** Liveness probe path. Default `/live`. */
   livePath?: string;

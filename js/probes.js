@@ -2,7 +2,7 @@
 // What the three probes answer, independent of any framework: express.js and fastify.js only
 // route requests here and write the `{ statusCode, body }` they get back.
 //
-// The rules a probe must keep (issue #3): /ready only reads memory; /live never depends on the
+// The rules a probe must keep (README, The probes): /ready only reads memory; /live never depends on the
 // authority and never on draining, only on this process being able to run its event loop;
 // /startup latches once the sentinel has first served. No probe returns error text.
 
@@ -73,7 +73,7 @@ function createProbes(where, sentinel, options, extra = {}) {
   return probes;
 }
 
-/** SPEC §3: exactly three keys, 200 for ready/degraded, 503 for not_ready. */
+/** The readiness table (README): exactly three keys, 200 for ready/degraded, 503 for not_ready. */
 function readinessAnswer(sentinel) {
   const r = sentinel.readiness();
   return {

@@ -2,7 +2,7 @@
 //!
 //! The binding layer turns the JavaScript options object into a [`RawValue`] tree; everything
 //! here is plain Rust, so every rule is a unit test. Every error names the option path and the
-//! rule it breaks, and never contains the credential (SPEC §7).
+//! rule it breaks, and never contains the credential (README, Limits).
 
 use std::fmt;
 use std::time::Duration;

@@ -90,7 +90,7 @@ impl Shared {
         self.with_guard(|guard| guard.readiness(clock::now()))
     }
 
-    /// SPEC §4. Counts the units (or the refusal) for the metrics, and wakes the watcher when
+    /// Admission (README, API). Counts the units (or the refusal) for the metrics, and wakes the watcher when
     /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {
         let (admission, spent) = self.with_guard(|guard| {

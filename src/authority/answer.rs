@@ -1,4 +1,4 @@
-//! SPEC §5: how an HTTP answer maps to an outcome. Pure, so every row is a unit test.
+//! The HTTP adapter table (README): how an HTTP answer maps to an outcome. Pure, so every row is a unit test.
 
 use serde_json::Value;
 

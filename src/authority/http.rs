@@ -1,5 +1,5 @@
-//! The built-in HTTP adapter (SPEC §5): `GET url` with the credential header, no redirects,
-//! body read up to 64 KiB.
+//! The built-in HTTP adapter (README, The HTTP adapter): `GET url` with the credential header, no
+//! redirects, body read up to 64 KiB.
 
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT};
 use reqwest::{Client, Url};

@@ -18,7 +18,7 @@ use super::errors::{self, Kind};
 use crate::rules::ledger::check_units;
 use crate::shared::Shared;
 
-/// SPEC §4 `admit(units = 1)`: `units` absent or `undefined` means 1; anything but a finite
+/// `admit(units = 1)` (README, API): `units` absent or `undefined` means 1; anything but a finite
 /// number ≥ 0 throws a `TypeError` (pending on `env`) and changes nothing.
 pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>) -> Result<f64> {
     match units {

@@ -118,7 +118,7 @@ impl Sentinel {
         })
     }
 
-    /// Readiness now (SPEC §3): no I/O, never waits on a refresh.
+    /// Readiness now (README, Readiness): no I/O, never waits on a refresh.
     #[napi]
     pub fn readiness(&self) -> Readiness {
         self.shared.readiness().into()

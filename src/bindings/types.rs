@@ -18,7 +18,7 @@ pub enum ReadinessStatus {
     NotReady,
 }
 
-/// Why readiness is what it is; one code per rule of SPEC §3, checked in this order.
+/// Why readiness is what it is; one code per rule of the readiness table (README), checked in this order.
 #[napi(string_enum)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadinessReason {
@@ -94,7 +94,7 @@ fn age_seconds(readiness: &rules::Readiness) -> Either<f64, Null> {
     }
 }
 
-/// Readiness at the moment it was read (SPEC §3).
+/// Readiness at the moment it was read (README, Readiness).
 #[napi(object)]
 pub struct Readiness {
     pub status: ReadinessStatus,
@@ -148,7 +148,7 @@ pub struct WhenReadyOptions {
 // The option shapes below exist for `index.d.ts` only: options are parsed by `crate::config`,
 // which names the path of every bad value and refuses unknown keys.
 
-/// `budget`: the money that sets the stale window (SPEC §1).
+/// `budget`: the money that sets the stale window (README, The budget math).
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct BudgetOptions {
@@ -185,7 +185,7 @@ pub struct FleetOptions {
     pub lease_seconds: Option<f64>,
 }
 
-/// `refresh`: cadence of the background refresh (SPEC §6). Defaults scale with the window w
+/// `refresh`: cadence of the background refresh (README, Options). Defaults scale with the window w
 /// (seconds): 300·w, 500·w and min(2000, 400·w) ms.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
@@ -234,7 +234,7 @@ pub struct SentinelLogger {
     pub error: (),
 }
 
-/// The built-in HTTP authority adapter (SPEC §5).
+/// The built-in HTTP authority adapter (README, The HTTP adapter).
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct HttpAuthorityOptions {

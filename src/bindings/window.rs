@@ -1,4 +1,4 @@
-//! `computeBudget(budget)`: the budget math of SPEC §1 for the `spend-sentinel window`
+//! `computeBudget(budget)`: the budget math (README) for the `spend-sentinel window`
 //! calculator, through the very code `new Sentinel` validates its `budget` with.
 
 use napi::bindgen_prelude::*;

@@ -53,7 +53,7 @@ impl Guard {
         }
     }
 
-    /// SPEC §3, as of `now`.
+    /// Readiness (README, the readiness table), as of `now`.
     pub fn readiness(&self, now: Duration) -> Readiness {
         let shutting_down = matches!(self.lifecycle, Lifecycle::Draining | Lifecycle::Closed);
         self.evaluate_at(now, shutting_down)
@@ -76,7 +76,7 @@ impl Guard {
         })
     }
 
-    /// SPEC §4: admits `units` (already checked by [`super::ledger::check_units`]) when
+    /// The admission rules (README): admits `units` (already checked by [`super::ledger::check_units`]) when
     /// [`Guard::try_admit`] does. A refusal changes nothing.
     pub fn admit(&mut self, units: f64, now: Duration) -> bool {
         self.try_admit(units, now).is_ok()
@@ -121,7 +121,7 @@ impl Guard {
         })
     }
 
-    /// SPEC §2: applies a refresh's outcome. A `valid` answer verifies the units admitted
+    /// The evidence rules (README): applies a refresh's outcome. A `valid` answer verifies the units admitted
     /// before its request was sent; those admitted while it was in flight stay unverified.
     pub fn refresh_answered(&mut self, ticket: RefreshTicket, outcome: Outcome) {
         if self.lifecycle == Lifecycle::Closed {
@@ -431,7 +431,7 @@ mod tests {
     }
 
     proptest! {
-        /// SPEC §4 guarantee: units admitted after the current evidence time never exceed the
+        /// The admission guarantee (README): units admitted after the current evidence time never exceed the
         /// node budget, and a refused admit changes nothing.
         #[test]
         fn exposure_never_exceeds_the_node_budget(steps in prop::collection::vec(step(), 1..200)) {

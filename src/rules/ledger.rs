@@ -1,4 +1,4 @@
-//! SPEC §4: the units this node admitted after its evidence time (its unverified exposure).
+//! The admission rules (README): the units this node admitted after its evidence time (its unverified exposure).
 
 use std::fmt;
 
@@ -49,7 +49,7 @@ impl Ledger {
         self.unverified + units <= node_budget
     }
 
-    /// SPEC §3 rule 6: the node budget is spent.
+    /// Readiness rule 6: the node budget is spent.
     pub fn is_spent(&self, node_budget: f64) -> bool {
         self.unverified >= node_budget
     }

@@ -1,4 +1,4 @@
-//! The rules of SPEC §1–§4 and the circuit breaker, as plain synchronous Rust.
+//! The budget, evidence, readiness and admission rules (README) and the circuit breaker, as plain synchronous Rust.
 //!
 //! Nothing in here reads a clock, spawns a task or touches napi: every decision takes the
 //! current time as an argument (`now`, a [`Duration`](std::time::Duration) since an arbitrary

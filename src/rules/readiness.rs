@@ -1,4 +1,4 @@
-//! SPEC §3: readiness, evaluated at the moment it is read.
+//! The readiness table (README): readiness, evaluated at the moment it is read.
 
 use std::time::Duration;
 
@@ -30,13 +30,13 @@ impl Status {
         }
     }
 
-    /// May the node take billable work in this status (SPEC §4)?
+    /// May the node take billable work in this status (README, API: `admit`)?
     pub fn admits(self) -> bool {
         self != Status::NotReady
     }
 }
 
-/// Low-cardinality reason codes, one per rule of the SPEC §3 table.
+/// Low-cardinality reason codes, one per rule of the readiness table (README).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
     ShuttingDown,
@@ -96,7 +96,7 @@ pub struct ReadinessInputs<'a> {
     pub now: Duration,
 }
 
-/// The SPEC §3 table: the first rule that matches decides.
+/// The readiness table (README): the first rule that matches decides.
 pub fn evaluate(inputs: ReadinessInputs<'_>) -> Readiness {
     let evidence_age = inputs.evidence.age(inputs.now);
     let (status, reason) = decide(&inputs, evidence_age);

@@ -1,4 +1,4 @@
-//! SPEC §1 and §6: the budget math that turns money into a stale window, and the refresh
+//! The budget math that turns money into a stale window, and the refresh
 //! cadence that must fit inside it.
 
 use std::fmt;
@@ -191,7 +191,7 @@ fn require_positive(option: &'static str, value: f64) -> Result<f64, BudgetError
     }
 }
 
-/// SPEC §1: node budget = b × share; w = node budget / r, lowered to `maxStaleSeconds`.
+/// The budget math (README): node budget = b × share; w = node budget / r, lowered to `maxStaleSeconds`.
 /// A `maxStaleSeconds` above node budget / r contradicts the ceiling and is refused, and so is
 /// a window longer than [`MAX_STALE_WINDOW_SECONDS`] (it also bounds every later conversion of
 /// the window to a `Duration`).
@@ -347,7 +347,7 @@ impl fmt::Display for CadenceError {
 
 impl std::error::Error for CadenceError {}
 
-/// SPEC §6 defaults, scaled with the window w in seconds:
+/// The refresh defaults (README, Options), scaled with the window w in seconds:
 /// minIntervalMs = 300·w, maxIntervalMs = 500·w, timeoutMs = min(2000, 400·w).
 pub fn default_cadence_ms(window: Duration) -> (f64, f64, f64) {
     let w = window.as_secs_f64();
