@@ -485,6 +485,36 @@ describe('leases against a real Redis', { concurrency: true }, () => {
     });
   }
 
+  test('CLIENT PAUSE and reset connections: calls give up within 1 s (counted by kind), admit never waits, the lease recovers', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const proxy = await s.proxy(redis.port);
+    const auth = scriptedAuthority('valid');
+    const sentinel = s.make(fleetOptions(auth, proxy.url(redis.url)));
+    await untilMode(sentinel, 'leased');
+    const errorsOf = (kind) =>
+      readExposition(sentinel.metrics()).get('spend_sentinel_fleet_redis_errors_total').samples.find((x) => x.labels.kind === kind).value;
+    // CLIENT PAUSE holds every reply: each renewal must give up within 1 s.
+    await redis.clientPause(4000);
+    await pollUntil(() => errorsOf('timeout') > 0, { ms: 6000, label: 'a renewal timing out under CLIENT PAUSE' });
+    let slowest = 0;
+    for (let i = 0; i < 2000; i += 1) {
+      const c0 = now();
+      sentinel.admit(0);
+      slowest = Math.max(slowest, now() - c0);
+    }
+    assert.ok(slowest < 50, `admit took ${slowest.toFixed(1)} ms during CLIENT PAUSE`);
+    // Then every connection is reset: connect errors, and the task reconnects once it passes.
+    proxy.setMode('reset');
+    await pollUntil(() => errorsOf('connect') > 0, { ms: 8000, label: 'a connect error while connections are reset' });
+    proxy.setMode('pass');
+    const leased = await pollUntil(() => {
+      const f = sentinel.fleet();
+      return f.mode === 'leased' && f.leaseRemainingSeconds > LEASE_VALID_MS / 1000 - 1 ? f : null;
+    }, { ms: 10000, label: 'a renewed lease after the faults' });
+    assert.ok(leased.grantUnits > 0);
+  });
+
   test('close() with Redis paused: admission stops at once, the Promise resolves within ~1 s', async (t) => {
     const s = scope(t);
     const redis = await s.redis();
