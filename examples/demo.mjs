@@ -1,4 +1,4 @@
-// The spend-sentinel demo:  npm run demo   (or: node examples/demo.mjs [--fast] [--out PATH] [--plan])
+// The spend-sentinel demo:  npm run demo   (or: node examples/demo.mjs [--fleet] [--fast] [--out PATH] [--plan])
 //
 // One process: a fake account authority and two Express services (node-a, node-b), each with a
 // sentinel configured as the README's seed example (b = 200, r = 20/s, nodes = 2 → 100 units and
@@ -10,6 +10,9 @@
 //   --fast       the short story (for CI): every effect still shows, in 18 s
 //   --out PATH   where to write the SVG (default: demo-timeline.svg in the current directory)
 //   --plan       print the story's phases and exit
+//   --fleet      the fleet story instead (./demo/fleet.mjs): 2 → 5 node processes sharing b through
+//                leases in their own redis-server; authority cut, kill -9, Redis paused; ~45 s
+//                (--fast: 30 s); writes fleet-timeline.svg
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -28,10 +31,14 @@ const SAMPLE_MS = 500;
 
 let args;
 try {
-  ({ values: args } = parseArgs({ options: { fast: { type: 'boolean' }, out: { type: 'string' }, plan: { type: 'boolean' } } }));
+  ({ values: args } = parseArgs({ options: { fast: { type: 'boolean' }, out: { type: 'string' }, plan: { type: 'boolean' }, fleet: { type: 'boolean' } } }));
 } catch (err) {
-  console.error(`${err.message}\nusage: node examples/demo.mjs [--fast] [--out PATH] [--plan]`);
+  console.error(`${err.message}\nusage: node examples/demo.mjs [--fleet] [--fast] [--out PATH] [--plan]`);
   process.exit(2);
+}
+if (args.fleet) {
+  const { runFleetDemo } = await import('./demo/fleet.mjs');
+  process.exit(await runFleetDemo(args)); // it stopped everything it started
 }
 const plan = storyPlan({ fast: args.fast });
 const total = storyLength(plan);

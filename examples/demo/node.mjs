@@ -1,6 +1,7 @@
-// One metering service of the demo fleet: a sentinel configured as the README's seed example and
-// an Express 5 app with the probes mounted first and the admission guard on POST /v1/usage,
-// listening on its own ephemeral port on 127.0.0.1.
+// One metering service of the demo fleet: a sentinel configured as the README's seed example (or
+// with the `budget` given, e.g. a `budget.fleet` for `--fleet`) and an Express 5 app with the
+// probes mounted first and the admission guard on POST /v1/usage, listening on its own ephemeral
+// port on 127.0.0.1. `onAdmitted()` runs, synchronously, for each request admission let through.
 import { createRequire } from 'node:module';
 import express from 'express';
 import { probes, admission } from 'spend-sentinel/express';
@@ -10,9 +11,9 @@ const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
 /** The seed example: b = 200 units across 2 nodes at r = 20 units/s → 100 units, 5 s each. */
 export const BUDGET = Object.freeze({ unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 });
 
-export async function startNode(name, authorityUrl) {
+export async function startNode(name, authorityUrl, { budget = BUDGET, onAdmitted = () => {} } = {}) {
   const sentinel = new Sentinel({
-    budget: BUDGET, // and the default refresh cadence
+    budget, // and the default refresh cadence
     authority: {
       url: authorityUrl,
       allowInsecureHttp: true, // the fake authority is local plain HTTP; a real one is https
@@ -27,6 +28,7 @@ export async function startNode(name, authorityUrl) {
   let maxUnverified = 0; // the ledger only grows on admission, so this sees its peak
   app.post('/v1/usage', admission(sentinel), (req, res) => {
     maxUnverified = Math.max(maxUnverified, sentinel.unverifiedUnits);
+    onAdmitted();
     res.json({ recorded: 1 }); // a real service records the usage here, after admission said yes
   });
 
@@ -40,11 +42,12 @@ export async function startNode(name, authorityUrl) {
     get maxUnverified() {
       return maxUnverified;
     },
-    close() {
-      sentinel.close();
+    /** Closes the sentinel (with a fleet: awaits the release of its grant) and the server. */
+    async close() {
+      const released = sentinel.close();
       probeRoutes.close();
       server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
+      await Promise.all([released, new Promise((resolve) => server.close(resolve))]);
     },
   };
 }

@@ -34,3 +34,62 @@ export function storyPlan({ fast = false } = {}) {
 }
 
 export const storyLength = (plan) => plan.at(-1).end;
+
+// ---- The fleet story (`--fleet`) ----------------------------------------------------------------
+//
+// One fleet of up to 5 node processes on the demo's own redis-server: b = 300, r = 20/s per node,
+// maxNodes 6, reserve 0.25, leaseSeconds 5, no maxStaleSeconds (a node wants all it can get).
+// → floor = b × reserve / maxNodes = 12.5 units, pool = b × (1 − reserve) = 225 units.
+//
+// Why these lengths:
+// - hold: a fresh fleet grows no grant for leaseSeconds + 2 = 7 s after the first node reached
+//   Redis, and then not before a valid refresh has settled it and the next renewal (every
+//   leaseSeconds / 3 ≈ 1.7 s, ±10 %) asked: grants of pool / 2 come 7–9 s in.
+// - scale-up: a joining node reaches its fair share within two renewals of the others (≤ 3.7 s),
+//   after ~0.5 s to start its process.
+// - cut → kill: the kill comes while the nodes still spend their last grants (57.5 units each
+//   at 20/s: ~2.9 s), so the killed node's units after the cut count.
+// - redis-paused: longer than a lease's local life (leaseSeconds × 0.999 − 1 s ≈ 4 s after the
+//   renewal that got it), so every live node shows its floor while Redis answers nothing.
+// - restore: the first valid refresh clears each ledger and settles the charges (the killed
+//   node's lease included, once expired); the next renewals share the pool among the 4 live nodes.
+export const FLEET = Object.freeze({
+  b: 300,
+  r: 20,
+  maxNodes: 6,
+  reserve: 0.25,
+  leaseSeconds: 5,
+  names: Object.freeze(['node-1', 'node-2', 'node-3', 'node-4', 'node-5']),
+  first: 2, // nodes started by the hold phase; the rest join at scale-up
+  victim: 'node-4',
+});
+export const fleetFloor = ({ b, reserve, maxNodes } = FLEET) => (b * reserve) / maxNodes;
+export const fleetPool = ({ b, reserve } = FLEET) => b * (1 - reserve);
+
+const f = FLEET;
+const nb = (s) => s.replaceAll(' ', '\u00a0'); // kept on one line when a note wraps
+const FLEET_PHASES = {
+  hold: ['answering', `${f.names.slice(0, f.first).join(' and ')} start on a fresh fleet: growth is held for leaseSeconds + 2 = ${f.leaseSeconds + 2} s and until a valid refresh settles it, so both run on their floors (${fleetFloor()} units each); then each leases ${nb(`pool / ${f.first} = ${fleetPool() / f.first}`)}`],
+  'scale-up': ['answering', `${f.names.slice(f.first).join(', ')} join on their floors; within two renewals every grant is ${nb(`pool / ${f.names.length} = ${fleetPool() / f.names.length}`)} units`],
+  cut: ['silent', `the authority stops answering: each node admits until its floor + grant (${fleetFloor() + fleetPool() / f.names.length} units) is spent or its evidence is w old`],
+  kill: ['silent', `${f.victim} is killed with SIGKILL: its lease is not released, and stays charged (its grant may all be spent) after it expires`],
+  'redis-paused': ['silent', 'Redis is paused (SIGSTOP): no renewal is answered, each lease lapses at its local deadline and its node runs on its floor'],
+  'redis-back': ['silent', 'Redis resumes (SIGCONT): renewals are answered again; leases that expired stay charged, so no grant grows before a valid refresh'],
+  restore: ['answering', `the authority answers again: valid refreshes clear the ledgers and settle the charges; the ${f.names.length - 1} live nodes share the pool (${fleetPool() / (f.names.length - 1)} each)`],
+};
+
+const FLEET_LENGTHS = {
+  default: { hold: 12, 'scale-up': 9, cut: 2, kill: 3, 'redis-paused': 5, 'redis-back': 4, restore: 10 }, // 45 s
+  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, 'redis-paused': 5, 'redis-back': 1.5, restore: 4.5 }, // 30 s
+};
+
+/** The fleet story: `[{ name, start, end, authority, note }]`, times in seconds. */
+export function fleetPlan({ fast = false } = {}) {
+  let start = 0;
+  return Object.entries(FLEET_LENGTHS[fast ? 'fast' : 'default']).map(([name, seconds]) => {
+    const [authority, note] = FLEET_PHASES[name];
+    const phase = { name, start, end: start + seconds, authority, note };
+    start = phase.end;
+    return phase;
+  });
+}

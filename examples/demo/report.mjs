@@ -61,3 +61,93 @@ export function summaryLines(nodes, svgPath) {
   lines.push(`timeline: ${svgPath}`);
   return lines;
 }
+
+// ---- The fleet story (`--fleet`) ----------------------------------------------------------------
+// Every line ≤ 100 columns (longer texts wrap, continuation lines indented):
+//   == <t>s  <phase>: <what happens>                      a phase starts (t: 2 decimals)
+//   <t> │ <mode> <grant> <status> │ … │ <Σ>                 a sample every 0.5 s, one cell per node:
+//        mode C connecting, F floor, L leased, ✕ killed, · not started; grant in units;
+//        status ready / degraded / not_ready; Σ = unverified units of the live nodes
+//        ↳ <node>  <from> → <to>  at <t>s, grant <g>          a node's fleet mode changed
+//   exposure after the cut: <X> units ≤ b = <b>             the final check (or "> b …: broken")
+const WIDTH = 100;
+const MODE_MARK = { connecting: 'C', floor: 'F', leased: 'L' };
+
+/** Splits `text` into lines of at most `width` columns: `first` before the first, `rest` before the others. */
+export function wrap(text, { first = '', rest = '  ', width = WIDTH } = {}) {
+  const lines = [];
+  let line = first;
+  for (const word of text.split(' ')) {
+    const prefix = lines.length ? rest : first;
+    if (line.length > prefix.length && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = rest + word;
+    } else line += (line.length > prefix.length ? ' ' : '') + word;
+  }
+  lines.push(line);
+  return lines;
+}
+
+const grantText = (g) => (g === null || g === undefined ? '—' : Number.isInteger(g) ? String(g) : g.toFixed(1));
+
+export function fleetPlanLines(plan) {
+  const total = plan.at(-1).end;
+  return [
+    ...wrap(`fleet story (${total.toFixed(1)} s): ${plan.map(span).join(' · ')}`, { rest: '    ' }),
+    ...plan.flatMap((p) => wrap(p.note, { first: `  ${p.name.padEnd(12)} `, rest: ' '.repeat(15) })),
+  ];
+}
+
+export function fleetHeaderLines({ fleet, floor, pool, plan }) {
+  const n = fleet.names.length;
+  const perNode = floor + pool / n;
+  return [
+    `spend-sentinel fleet demo: a fake authority, a redis-server and ${n} Express services`,
+    '  (each in its own process, so the kill is real), on one fleet budget:',
+    `  budget { unverifiedUnits: ${fleet.b}, maxUnitsPerSecond: ${fleet.r},`,
+    `           fleet: { maxNodes: ${fleet.maxNodes}, reserve: ${fleet.reserve}, leaseSeconds: ${fleet.leaseSeconds} } }   (no maxStaleSeconds)`,
+    `  floor = b × reserve / maxNodes = ${floor} units; pool = b × (1 − reserve) = ${pool} units`,
+    `  node budget = floor + grant, w = node budget / r: with ${n} nodes ${floor} + ${pool / n} = ${perNode} units, ${perNode / fleet.r} s`,
+    `  load: ${fleet.r} POST /v1/usage a second into each node through admission()`,
+    ...fleetPlanLines(plan),
+    '',
+    '  cell: mode (C connecting, F floor, L leased, ✕ killed, · not started), grant, status',
+    `${'t (s)'.padStart(6)} ${fleet.names.map((name) => `${name.padEnd(17)}`).join(' ')}   Σ`,
+  ];
+}
+
+export const fleetPhaseLine = (t, phase) => wrap(`${phase.name}: ${phase.note}`, { first: `== ${secs(t, 2)}  `, rest: ' '.repeat(11) });
+
+/** `cells`: per node { mode, grant, status } (mode 'killed' or null for not started); `sigma`: units. */
+export function fleetSampleLine(t, cells, sigma) {
+  const cell = (c) => {
+    if (c.mode === null) return `· ${'—'.padStart(5)} ${''.padEnd(9)}`;
+    if (c.mode === 'killed') return `✕ ${'—'.padStart(5)} ${'killed'.padEnd(9)}`;
+    return `${MODE_MARK[c.mode] ?? '?'} ${grantText(c.grant).padStart(5)} ${c.status.padEnd(9)}`;
+  };
+  return `${t.toFixed(1).padStart(6)} ${cells.map(cell).join(' ')} ${String(Math.round(sigma)).padStart(3)}`;
+}
+
+export const modeLine = (t, name, from, to, grant) => `         ↳ ${name}  ${from} → ${to}  at ${secs(t, 2)}, grant ${grantText(grant)}`;
+
+export const fleetEndLine = (t) => `== ${secs(t, 2)}  end of the story: load stopped; nodes closed (grants released); authority, Redis stopped`;
+
+export const exposureLine = (exposure, b) =>
+  exposure <= b ? `exposure after the cut: ${exposure} units ≤ b = ${b}` : `exposure after the cut: ${exposure} units > b = ${b}: the ceiling was broken`;
+
+/** `nodes`: [{ name, admitted, afterCut, counts, peakGrant, end }]. */
+export function fleetSummaryLines({ nodes, exposure, b, floor, pool, maxNodes, svgPath }) {
+  return [
+    'summary',
+    ...nodes.flatMap((n) => {
+      const refused = Object.entries(n.counts.reasons).map(([reason, count]) => `${reason} ${count}`).join(', ');
+      return [
+        `  ${n.name}  admitted ${n.admitted} (${n.afterCut} after the cut)  refused ${n.counts.refused}${refused ? ` (${refused})` : ''}`,
+        `          peak grant ${grantText(n.peakGrant)}; ${n.end}`,
+      ];
+    }),
+    ...wrap(`exposure: the units admitted after the cut on evidence from before it, over all nodes (the killed one included: a node reports each unit before it answers). Floors (at most ${maxNodes} × ${floor}) plus the pool (${pool}) keep it ≤ b.`, { first: '  ', rest: '  ' }),
+    exposureLine(exposure, b),
+    `timeline: ${svgPath}`,
+  ];
+}

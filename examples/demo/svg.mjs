@@ -18,11 +18,11 @@ const BAND = 24;
 const BAND_STEP = 42;
 const CHART_HEIGHT = 190;
 
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
-const n1 = (v) => Number(v.toFixed(1));
+export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
+export const n1 = (v) => Number(v.toFixed(1));
 const attrs = (o) => Object.entries(o).map(([k, v]) => ` ${k}="${esc(typeof v === 'number' ? n1(v) : v)}"`).join('');
-const el = (name, a, children) => (children === undefined ? `<${name}${attrs(a)}/>` : `<${name}${attrs(a)}>${children}</${name}>`);
-const text = (a, s) => el('text', a, esc(s));
+export const el = (name, a, children) => (children === undefined ? `<${name}${attrs(a)}/>` : `<${name}${attrs(a)}>${children}</${name}>`);
+export const text = (a, s) => el('text', a, esc(s));
 
 /**
  * `total` seconds; `plan` the story phases; `budget` units per node; `nodes`:
@@ -85,12 +85,7 @@ export function renderTimeline({ total, plan, budget, nodes }) {
     text({ x: LEFT + PLOT - 4, y: y(budget) - 5, 'text-anchor': 'end', 'font-size': 11, fill: '#d64541' }, `node budget: ${budget} units per node`),
   ].join(''));
 
-  const step = total <= 20 ? 2 : 5;
-  const axisTicks = [];
-  for (let t = 0; t <= total + 1e-9; t += step) {
-    axisTicks.push(el('line', { x1: x(t), x2: x(t), y1: chartBottom, y2: chartBottom + 5, stroke: '#444' }) + text({ x: x(t), y: chartBottom + 18, 'text-anchor': 'middle', 'font-size': 11 }, `${t} s`));
-  }
-  const axis = el('g', { id: 'time-axis' }, el('line', { x1: LEFT, x2: LEFT + PLOT, y1: chartBottom, y2: chartBottom, stroke: '#444' }) + axisTicks.join(''));
+  const axis = timeAxis({ x, total, y: chartBottom, left: LEFT, right: LEFT + PLOT });
 
   const legendY = chartBottom + 46;
   const legendItems = [
@@ -99,15 +94,7 @@ export function renderTimeline({ total, plan, budget, nodes }) {
     { mark: (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke: '#d64541', 'stroke-dasharray': '4 2', 'stroke-width': 1.5 }), label: 'node budget' },
     ...Object.entries(REFRESH_FILL).map(([answer, fill]) => ({ mark: (lx, ly) => el('rect', { x: lx + 6, y: ly - 10, width: 2, height: 9, fill }), label: `refresh ${REFRESH_LABEL[answer]}` })),
   ];
-  let lx = LEFT;
-  let ly = legendY;
-  const legend = el('g', { id: 'legend', 'font-size': 11 }, legendItems.map((item) => {
-    const width = 26 + item.label.length * 6.6;
-    if (lx + width > LEFT + PLOT) [lx, ly] = [LEFT, ly + 18]; // next row
-    const out = item.mark(lx, ly) + text({ x: lx + 18, y: ly }, item.label);
-    lx += width;
-    return out;
-  }).join(''));
+  const legend = legendRows(legendItems, { left: LEFT, right: LEFT + PLOT, y: legendY });
 
   const title = `spend-sentinel demo (${total} s story): readiness and unverified units of ${nodes.map((n) => n.name).join(' and ')}`;
   return [
@@ -125,4 +112,31 @@ export function renderTimeline({ total, plan, budget, nodes }) {
     '</svg>',
     '',
   ].join('\n');
+}
+
+/**
+ * The `time-axis` group: a line at `y` from `left` to `right`, a tick and a label every 2 s (5 s
+ * for stories over 20 s); `label` (e.g. 'time (s)') under the ticks when given.
+ */
+export function timeAxis({ x, total, y, left, right, label }) {
+  const step = total <= 20 ? 2 : 5;
+  const ticks = [];
+  for (let t = 0; t <= total + 1e-9; t += step) {
+    ticks.push(el('line', { x1: x(t), x2: x(t), y1: y, y2: y + 5, stroke: '#444' }) + text({ x: x(t), y: y + 18, 'text-anchor': 'middle', 'font-size': 11 }, `${t} s`));
+  }
+  const title = label ? text({ class: 'axis-label', x: (left + right) / 2, y: y + 34, 'text-anchor': 'middle', 'font-size': 11 }, label) : '';
+  return el('g', { id: 'time-axis' }, el('line', { x1: left, x2: right, y1: y, y2: y, stroke: '#444' }) + ticks.join('') + title);
+}
+
+/** The `legend` group: `items` ({ mark(x, y), label }) in rows from `left` to `right`, starting at `y`. */
+export function legendRows(items, { left, right, y }) {
+  let lx = left;
+  let ly = y;
+  return el('g', { id: 'legend', 'font-size': 11 }, items.map((item) => {
+    const width = 26 + item.label.length * 6.6;
+    if (lx + width > right) [lx, ly] = [left, ly + 18]; // next row
+    const out = item.mark(lx, ly) + text({ x: lx + 18, y: ly }, item.label);
+    lx += width;
+    return out;
+  }).join(''));
 }

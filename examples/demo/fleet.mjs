@@ -1,0 +1,249 @@
+// The fleet story:  npm run demo -- --fleet   (or: node examples/demo.mjs --fleet [--fast] [--out PATH] [--plan])
+//
+// This process runs the fake authority (./authority.mjs), its own redis-server (started with the
+// test suites' helper, __test__/helpers/redis.mjs) and the load (./load.mjs: 20 POST /v1/usage a
+// second into each node, over real HTTP, through admission()). Each node is a child process
+// (./fleet-node.mjs: the demo's Express service with a sentinel on budget.fleet), so that the
+// SIGKILL of the story is a real crash. Nodes report on stdout: every admitted unit (before they
+// answer the request, so the count survives the kill), their state every 100 ms, their fleet
+// mode changes. Every 0.5 s one line shows each node's mode, grant and status; at the end the
+// units admitted after the authority was cut, over all nodes, are checked against b, and
+// fleet-timeline.svg draws each node's grant and the fleet's units against b.
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { findRedisServer, startRedis } from '../../__test__/helpers/redis.mjs';
+import { startAuthority } from './authority.mjs';
+import { startLoad } from './load.mjs';
+import { storyClock } from './record.mjs';
+import { FLEET, fleetFloor, fleetPlan, fleetPool, storyLength } from './plan.mjs';
+import { fleetEndLine, fleetHeaderLines, fleetPhaseLine, fleetPlanLines, fleetSampleLine, fleetSummaryLines, modeLine } from './report.mjs';
+import { renderFleetTimeline } from './fleet-svg.mjs';
+
+const CHILD = fileURLToPath(new URL('./fleet-node.mjs', import.meta.url));
+const REDIS_ENV = 'SPEND_SENTINEL_DEMO_REDIS'; // budget.fleet.redisEnv: the URL stays out of argv and output
+const SAMPLE_MS = 500;
+const CHART_MS = 100;
+const LISTEN_TIMEOUT_MS = 10_000; // a node process that does not take requests by then fails the demo
+const CLOSE_TIMEOUT_MS = 5_000; // close() resolves within 1 s of asking Redis; then SIGKILL
+
+const FLEET_BUDGET = Object.freeze({
+  unverifiedUnits: FLEET.b,
+  maxUnitsPerSecond: FLEET.r,
+  fleet: { redisEnv: REDIS_ENV, name: 'spend-sentinel-demo', maxNodes: FLEET.maxNodes, reserve: FLEET.reserve, leaseSeconds: FLEET.leaseSeconds },
+});
+
+const print = (lines) => console.log([lines].flat().join('\n'));
+
+/** Plays the fleet story; resolves with the exit code (0, or 1 when the ceiling broke or a step failed). */
+export async function runFleetDemo({ fast = false, out, plan: planOnly = false } = {}) {
+  const plan = fleetPlan({ fast });
+  const total = storyLength(plan);
+  if (planOnly) {
+    print(fleetPlanLines(plan));
+    return 0;
+  }
+  if (!findRedisServer()) {
+    console.error('the fleet demo needs redis-server on PATH (it starts its own, on a free port).');
+    console.error('Debian/Ubuntu: apt-get install redis-server   (macOS: brew install redis)');
+    return 1;
+  }
+  const svgPath = resolve(out ?? 'fleet-timeline.svg');
+  const floor = fleetFloor();
+  const pool = fleetPool();
+
+  // Everything started is stopped in reverse order: at the end, on an error, and on Ctrl-C.
+  const cleanups = [];
+  let cleaning = null;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      while (cleanups.length) {
+        try {
+          await cleanups.pop()();
+        } catch {
+          // the rest still has to stop
+        }
+      }
+    })());
+  const nodes = new Map(); // name → node (see spawnNode)
+  const killAll = () => {
+    for (const node of nodes.values()) if (alive(node)) node.child.kill('SIGKILL');
+  };
+  process.on('exit', killAll); // the last resort: no node outlives the demo (Redis has its own hook)
+  const onSignal = (signal) => {
+    print(`\n${signal}: stopping the nodes, the authority and Redis`);
+    cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const clock = storyClock();
+  let failure = null; // the first thing that went wrong: ends the story
+  const fail = (message) => (failure ??= message);
+  let cutAt = null; // story seconds: from then on admitted units count as exposure…
+  let restoredEpoch = Infinity; // …unless admitted on evidence sent after the authority came back
+  const series = { unverified: [], exposure: [] };
+
+  try {
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const authority = await startAuthority();
+    cleanups.push(() => authority.close());
+    cleanups.push(() => Promise.all([...nodes.values()].map(stopNode)));
+
+    print(fleetHeaderLines({ fleet: FLEET, floor, pool, plan }));
+
+    const spawnNode = (name) => {
+      const child = spawn(process.execPath, [CHILD, JSON.stringify({ name, authorityUrl: authority.urlFor(name), budget: FLEET_BUDGET })], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, [REDIS_ENV]: redis.url },
+      });
+      const node = { name, child, url: null, latest: null, admitted: 0, afterCut: 0, grants: [], load: null, killedAt: null, closing: false, stderr: '' };
+      nodes.set(name, node);
+      node.exited = new Promise((done) => child.once('close', (code, signal) => done({ code, signal })));
+      node.exited.then(({ code, signal }) => {
+        if (!node.closing && node.killedAt === null) fail(`${name} exited on its own (code ${code}, signal ${signal}): ${node.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+      });
+      child.stdin.on('error', () => {}); // a killed node's stdin
+      child.stderr.setEncoding('utf8').on('data', (d) => (node.stderr = (node.stderr + d).slice(-4000)));
+      const listening = new Promise((done) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          if (line.startsWith('a ')) {
+            node.admitted += 1;
+            // Exposure: a unit admitted after the cut on evidence sent before the authority came
+            // back (no refresh sent after the cut was answered before that). "After the cut" is
+            // judged on arrival, so a unit admitted just before it, still in the pipe, counts too.
+            if (cutAt !== null && Number(line.slice(2)) < restoredEpoch) node.afterCut += 1;
+          } else if (line.startsWith('s ')) {
+            node.latest = JSON.parse(line.slice(2));
+            node.grants.push([clock.t(), node.latest.grantUnits]);
+          } else if (line.startsWith('m ')) {
+            const { from, to, grant } = JSON.parse(line.slice(2));
+            if (from !== null) print(modeLine(clock.t(), name, from, to, grant));
+          } else if (line.startsWith('listening ')) {
+            done(JSON.parse(line.slice(10)));
+          }
+        });
+      });
+      const timer = setTimeout(() => fail(`${name} did not take requests within ${LISTEN_TIMEOUT_MS} ms: ${node.stderr.trim().slice(-200)}`), LISTEN_TIMEOUT_MS);
+      listening.then(({ url }) => {
+        clearTimeout(timer);
+        node.url = url;
+        if (node.killedAt === null && !node.closing) node.load = startLoad(url, FLEET.r);
+      });
+      node.exited.then(() => clearTimeout(timer));
+    };
+
+    const killNode = async (name) => {
+      const node = nodes.get(name);
+      node.killedAt = clock.t();
+      node.child.kill('SIGKILL');
+      await node.exited; // its stdout is drained: every unit it reported is counted
+      await node.load?.stop(); // requests in flight to it fail (connection reset)
+      print(`           ${name} (pid ${node.child.pid}) killed with SIGKILL at ${node.killedAt.toFixed(2)}s; it admitted ${node.afterCut} units after the cut`);
+    };
+
+    const ACTIONS = {
+      hold: () => FLEET.names.slice(0, FLEET.first).forEach(spawnNode),
+      'scale-up': () => FLEET.names.slice(FLEET.first).forEach(spawnNode),
+      cut: () => {
+        cutAt = clock.t(); // before the authority goes silent: nothing admitted after it is missed
+        authority.setMode('silent');
+      },
+      kill: () => killNode(FLEET.victim),
+      'redis-paused': () => redis.pause(),
+      'redis-back': () => redis.resume(),
+      restore: () => {
+        restoredEpoch = performance.timeOrigin + performance.now(); // before it answers again
+        authority.setMode('answering');
+      },
+    };
+
+    const live = () => [...nodes.values()].filter((n) => n.killedAt === null && n.latest);
+    const exposure = () => [...nodes.values()].reduce((sum, n) => sum + n.afterCut, 0);
+    const chart = setInterval(() => {
+      const t = clock.t();
+      series.unverified.push([t, live().reduce((sum, n) => sum + n.latest.unverified, 0)]);
+      if (cutAt !== null) series.exposure.push([t, exposure()]);
+    }, CHART_MS);
+    cleanups.push(() => clearInterval(chart));
+
+    clock.start();
+    const starts = new Map();
+    for (let tick = 0; tick * SAMPLE_MS <= total * 1000 && !failure; tick += 1) {
+      await sleepUntil(clock.stamp((tick * SAMPLE_MS) / 1000));
+      const phase = plan.find((p) => p.start * 1000 === tick * SAMPLE_MS);
+      if (phase) {
+        starts.set(phase.name, clock.t());
+        print(fleetPhaseLine(clock.t(), phase));
+        await ACTIONS[phase.name]();
+        if (cutAt !== null && phase.name !== 'cut') print(`           exposure so far: ${exposure()} units after the cut (b = ${FLEET.b})`);
+      }
+      const cells = FLEET.names.map((name) => {
+        const n = nodes.get(name);
+        if (!n) return { mode: null };
+        if (n.killedAt !== null) return { mode: 'killed' };
+        if (!n.latest) return { mode: 'connecting', grant: 0, status: 'starting' };
+        return { mode: n.latest.mode, grant: n.latest.grantUnits, status: n.latest.status };
+      });
+      print(fleetSampleLine(clock.t(), cells, live().reduce((sum, n) => sum + n.latest.unverified, 0)));
+    }
+    if (failure) throw new Error(failure);
+
+    // The end: load first (so nothing is refused by a closing node), then each node closes its
+    // sentinel (the unused grant goes back to the pool) and exits.
+    await Promise.all([...nodes.values()].map((n) => n.load?.stop()));
+    await Promise.all([...nodes.values()].map(stopNode));
+    print(fleetEndLine(clock.t()));
+    await cleanup();
+
+    const spent = exposure();
+    writeFileSync(svgPath, renderFleetTimeline({ total, plan, b: FLEET.b, pool, floor, nodes: [...nodes.values()].map((n) => ({ name: n.name, grants: n.grants, killedAt: n.killedAt })), series, starts }));
+    print(fleetSummaryLines({
+      nodes: [...nodes.values()].map((n) => ({
+        name: n.name,
+        admitted: n.admitted,
+        afterCut: n.afterCut,
+        counts: n.load?.counts ?? { refused: 0, reasons: {} },
+        peakGrant: Math.max(0, ...n.grants.map(([, g]) => g)),
+        end: n.killedAt !== null ? `killed (SIGKILL) at ${n.killedAt.toFixed(2)}s` : 'closed (grant released)',
+      })),
+      exposure: spent,
+      b: FLEET.b,
+      floor,
+      pool,
+      maxNodes: FLEET.maxNodes,
+      svgPath,
+    }));
+    return spent <= FLEET.b ? 0 : 1;
+  } catch (err) {
+    console.error(`fleet demo failed: ${err.message}`);
+    return 1;
+  } finally {
+    await cleanup();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function alive(node) {
+  return node.child.exitCode === null && node.child.signalCode === null;
+}
+
+/** Asks a node to close (its sentinel releases the grant), waits for it to exit; SIGKILL if it does not. */
+async function stopNode(node) {
+  await node.load?.stop();
+  if (!alive(node)) return;
+  node.closing = true;
+  node.child.stdin.end('close\n');
+  const timer = setTimeout(() => node.child.kill('SIGKILL'), CLOSE_TIMEOUT_MS);
+  await node.exited;
+  clearTimeout(timer);
+}
+
+function sleepUntil(stamp) {
+  return new Promise((done) => setTimeout(done, Math.max(0, stamp - performance.now())));
+}
