@@ -37,7 +37,7 @@ export declare class Sentinel {
    * `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
    */
   constructor(options: SentinelOptions)
-  /** Readiness now (SPEC §3): no I/O, never waits on a refresh. */
+  /** Readiness now (README, Readiness): no I/O, never waits on a refresh. */
   readiness(): Readiness
   /**
    * The cheap readiness read for hot paths: the status alone.
@@ -113,7 +113,7 @@ export interface BudgetAnswer {
   ceilingSeconds: number
 }
 
-/** `budget`: the money that sets the stale window (SPEC §1). */
+/** `budget`: the money that sets the stale window (README, The budget math). */
 export interface BudgetOptions {
   /** b: fleet-wide ceiling of units that may be admitted on unverified evidence (> 0). */
   unverifiedUnits: number
@@ -201,7 +201,7 @@ export interface FleetReadout {
   chargedUnits: number | null
 }
 
-/** The built-in HTTP authority adapter (SPEC §5). */
+/** The built-in HTTP authority adapter (README, The HTTP adapter). */
 export interface HttpAuthorityOptions {
   /** https URL of the account endpoint (http only with `allowInsecureHttp`). */
   url: string
@@ -253,7 +253,7 @@ export interface MetricSample {
 /** A zero-argument native function that does nothing: the baseline of `bench/`. */
 export declare function nativeNoop(): void
 
-/** Readiness at the moment it was read (SPEC §3). */
+/** Readiness at the moment it was read (README, Readiness). */
 export interface Readiness {
   status: ReadinessStatus
   /** Seconds since the last valid refresh was sent; `null` without evidence. */
@@ -263,7 +263,7 @@ export interface Readiness {
   httpStatus: number
 }
 
-/** Why readiness is what it is; one code per rule of SPEC §3, checked in this order. */
+/** Why readiness is what it is; one code per rule of the readiness table (README), checked in this order. */
 export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'no_fleet_lease' | 'internal_error'
 
 /**
@@ -291,7 +291,7 @@ export interface RefreshBreakerOptions {
 }
 
 /**
- * `refresh`: cadence of the background refresh (SPEC §6). Defaults scale with the window w
+ * `refresh`: cadence of the background refresh (README, Options). Defaults scale with the window w
  * (seconds): 300·w, 500·w and min(2000, 400·w) ms.
  */
 export interface RefreshOptions {

@@ -227,6 +227,9 @@ const breakerTimer = setInterval(() => {
 // ---------- metrics every second ----------
 const metricErrors = [];
 function readMetrics() {
+  // The test helper logs every request it serves (tests read it); a soak must not, or that log
+  // would be the heap growth it reports.
+  fake.requests.length = 0;
   for (const node of nodes) {
     try {
       const families = readExposition(node.sentinel.metrics());
