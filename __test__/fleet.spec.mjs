@@ -515,6 +515,39 @@ describe('leases against a real Redis', { concurrency: true }, () => {
     assert.ok(leased.grantUnits > 0);
   });
 
+  test('default cadence follows the window: a leased node calls the authority less, a node on its floor alone does not flap', async (t) => {
+    // No refresh options: pauses are drawn from [0.3 w, 0.5 w] of the moment. Leased (w = 4 s:
+    // pauses 1.2–2 s) vs on the floor (w = 0.4 s: pauses 0.12–0.2 s, timeout 0.16 s).
+    const s = scope(t);
+    const redis = await s.redis();
+    const auth = scriptedAuthority('valid');
+    const { refresh: _r, ...options } = fleetOptions(auth, redis.url);
+    const sentinel = s.make(options);
+    await untilMode(sentinel, 'leased');
+    await quietPeriod(2500); // past the calls that led to the grant
+    const leasedFrom = auth.callCount;
+    await quietPeriod(4000);
+    const leasedCalls = auth.callCount - leasedFrom;
+    assert.ok(leasedCalls <= 4, `${leasedCalls} calls in 4 s while leased (pauses of 1.2–2 s expected)`);
+
+    redis.pause(); // renewals fail: the grant lapses at its deadline and the node is on its floor
+    await untilMode(sentinel, 'floor', LEASE_VALID_MS + 3000);
+    await quietPeriod(1000); // the lapse itself may leave evidence older than the floor's window
+    const floorFrom = auth.callCount;
+    const statuses = [];
+    const t0 = now();
+    while (now() - t0 < 3000) {
+      statuses.push(sentinel.readiness());
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const floorCalls = auth.callCount - floorFrom;
+    assert.ok(floorCalls >= 12, `${floorCalls} calls in 3 s on the floor (pauses of 0.12–0.2 s expected)`);
+    const flap = statuses.find((r) => r.status !== 'ready');
+    assert.equal(flap, undefined, `on its floor the node left ready: ${JSON.stringify(flap)}`);
+    assert.equal(sentinel.staleWindowSeconds, FLOOR / R);
+    redis.resume();
+  });
+
   test('close() with Redis paused: admission stops at once, the Promise resolves within ~1 s', async (t) => {
     const s = scope(t);
     const redis = await s.redis();

@@ -795,4 +795,44 @@ mod tests {
         let shortest = Duration::from_secs_f64(MIN_DEFAULT_WINDOW_MS / 1000.0 + 1e-6);
         assert!(compute_cadence(&CadenceInput::default(), shortest).is_ok());
     }
+
+    #[test]
+    fn the_scaled_plan_follows_the_window_of_the_moment_and_keeps_the_floor() {
+        let plan = CadencePlan::from_input(&CadenceInput::default(), seed_cadence());
+        assert_eq!(plan, CadencePlan::Scaled);
+        let long = plan.at(Duration::from_secs(4));
+        assert_eq!(
+            (long.min_interval, long.max_interval, long.timeout),
+            (
+                Duration::from_millis(1200),
+                Duration::from_millis(2000),
+                Duration::from_millis(1600)
+            )
+        );
+        let floor = plan.at(Duration::from_millis(400));
+        assert_eq!(
+            (floor.min_interval, floor.max_interval, floor.timeout),
+            (
+                Duration::from_millis(120),
+                Duration::from_millis(200),
+                Duration::from_millis(160)
+            )
+        );
+        let tiny = plan.at(Duration::from_millis(10));
+        assert_eq!(
+            tiny.min_interval,
+            Duration::from_millis(20),
+            "never below the 20 ms floor"
+        );
+        let explicit = CadenceInput {
+            min_interval_ms: Some(100.0),
+            ..Default::default()
+        };
+        let fixed = CadencePlan::from_input(&explicit, seed_cadence());
+        assert_eq!(fixed.at(Duration::from_secs(60)), seed_cadence());
+    }
+
+    fn seed_cadence() -> Cadence {
+        compute_cadence(&CadenceInput::default(), Duration::from_secs(5)).unwrap()
+    }
 }
