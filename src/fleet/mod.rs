@@ -159,6 +159,7 @@ impl Fleet {
         self.live_nodes.store(reply.live_nodes, Relaxed);
         self.charged_bits
             .store(reply.charged_units.to_bits(), Relaxed);
+        self.growth_held.store(!reply.settled, Relaxed);
         self.answered.store(true, Relaxed);
     }
 }
