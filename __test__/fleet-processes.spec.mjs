@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startProxy, startRedis } from './helpers/redis.mjs';
-import { deferred, pollUntil, quietPeriod, withTimeout } from './helpers/wait.mjs';
+import { cleanups, deferred, pollUntil, quietPeriod, withTimeout } from './helpers/wait.mjs';
 import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, RENEW_MAX_MS } from './helpers/fleet-numbers.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/fleet-node.mjs', import.meta.url));
@@ -31,18 +31,9 @@ const fmt = (x) => (x ? `${x.mode}/${x.status}:${x.reason} grant=${x.grantUnits}
 
 /** Per-test processes, Redis, proxies and files; all stopped after the test whatever happened. */
 function scope(t) {
-  const stack = [];
-  t.after(async () => {
-    while (stack.length) {
-      try {
-        await stack.pop()();
-      } catch {
-        // cleanup goes on
-      }
-    }
-  });
+  const defer = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'ss-fleet-'));
-  stack.push(() => rmSync(dir, { recursive: true, force: true }));
+  defer(() => rmSync(dir, { recursive: true, force: true }));
   const cutFile = join(dir, 'cut');
   let count = 0;
   const name = `ss-procs:${process.pid}.${Math.random().toString(36).slice(2, 8)}`;
@@ -51,12 +42,12 @@ function scope(t) {
     cutFile,
     async redis() {
       const r = await startRedis();
-      stack.push(() => r.stop());
+      defer(() => r.stop());
       return r;
     },
     async proxy(port) {
       const p = await startProxy(port);
-      stack.push(() => p.close());
+      defer(() => p.close());
       return p;
     },
     /** Creates the cut file; returns T (epoch ms, taken just before). */
@@ -76,7 +67,7 @@ function scope(t) {
         redis: redisUrl, name, b: B, r: R, maxNodes: MAX_NODES, reserve: RESERVE, leaseSeconds: LEASE,
         refresh: REFRESH, cutFile, countFile: join(dir, `counts-${count}`), ...over,
       }, `node${count}`);
-      stack.push(() => n.kill9());
+      defer(() => n.kill9());
       return n;
     },
   };

@@ -19,6 +19,7 @@ import { startProxy, startRedis } from './helpers/redis.mjs';
 import { crossCheck, readExposition } from './helpers/exposition.mjs';
 import {
   catchError,
+  cleanups,
   closedPort,
   now,
   pollUntil,
@@ -50,29 +51,20 @@ const fleetName = () => `ss-test:${process.pid}.${(names += 1)}`;
 
 /** Per-test resources, released LIFO after the test whatever it asserted. */
 function scope(t) {
-  const stack = [];
-  t.after(async () => {
-    while (stack.length) {
-      try {
-        await stack.pop()();
-      } catch {
-        // cleanup goes on
-      }
-    }
-  });
+  const defer = cleanups(t);
   const pool = sentinelPool(Sentinel);
-  stack.push(() => pool.closeAll());
+  defer(() => pool.closeAll());
   return {
-    defer: (fn) => stack.push(fn),
+    defer,
     make: (options) => pool.make(options),
     async redis(opts) {
       const r = await startRedis(opts);
-      stack.push(() => r.stop());
+      defer(() => r.stop());
       return r;
     },
     async proxy(port) {
       const p = await startProxy(port);
-      stack.push(() => p.close());
+      defer(() => p.close());
       return p;
     },
     /** Records { t, f: fleet(), status } every `everyMs` until the test ends. */
@@ -81,7 +73,7 @@ function scope(t) {
       const take = () => samples.push({ t: now(), f: sentinel.fleet(), status: sentinel.status() });
       take();
       const timer = setInterval(take, everyMs);
-      stack.push(() => clearInterval(timer));
+      defer(() => clearInterval(timer));
       return samples;
     },
   };

@@ -321,3 +321,21 @@ export function rejectionOf(promise, ms, label) {
     label,
   );
 }
+
+/**
+ * Cleanups for one test, run last-in first-out after it whatever it asserted (a failing cleanup
+ * does not stop the others). Returns `defer(fn)`.
+ */
+export function cleanups(t) {
+  const stack = [];
+  t.after(async () => {
+    while (stack.length) {
+      try {
+        await stack.pop()();
+      } catch {
+        // cleanup goes on
+      }
+    }
+  });
+  return (fn) => stack.push(fn);
+}

@@ -441,23 +441,32 @@ fn seeded_fleets_never_pass_the_ceiling_or_the_pool() {
 
 /// Rule 1, deterministically: a node that spent its grant and crashed leaves it charged, so the
 /// survivor cannot take it over while the authority is down (its evidence is still young).
-#[test]
-fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
+/// Runs `test` on a current-thread runtime against a redis-server of its own.
+fn with_redis<F: std::future::Future<Output = ()>>(test: impl FnOnce(u16) -> F) {
     let redis = RedisServer::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let shape = FleetShape {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0, // a 10 s window on the whole pool
-            max_nodes: 2,
-            reserve: 0.0,
-            lease: Duration::from_millis(2000),
-            max_stale: None,
-        };
-        let mut sim = new_sim(redis.port, 1000, shape).await;
+    runtime.block_on(test(redis.port));
+}
+
+/// Two nodes, no floor, b = 200 at r = 20 (a 10 s window on the whole pool), 2 s leases.
+fn two_node_shape() -> FleetShape {
+    FleetShape {
+        unverified_units: 200.0,
+        max_units_per_second: 20.0,
+        max_nodes: 2,
+        reserve: 0.0,
+        lease: Duration::from_millis(2000),
+        max_stale: None,
+    }
+}
+
+#[test]
+fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
+    with_redis(|port| async move {
+        let mut sim = new_sim(port, 1000, two_node_shape()).await;
         sim.join();
         sim.join();
         sim.renew(0).await; // opens a fresh fleet: growth is held for lease + 2 s
@@ -514,26 +523,14 @@ fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
 /// does not shrink the others' shares.
 #[test]
 fn a_node_whose_reserve_differs_from_the_live_fleet_gets_no_grant() {
-    let redis = RedisServer::start();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let shape = FleetShape {
-            unverified_units: 200.0,
-            max_units_per_second: 20.0,
-            max_nodes: 2,
-            reserve: 0.0,
-            lease: Duration::from_millis(2000),
-            max_stale: None,
-        };
-        let mut fleet = new_sim(redis.port, 2000, shape).await;
+    with_redis(|port| async move {
+        let shape = two_node_shape();
+        let mut fleet = new_sim(port, 2000, shape).await;
         let other_shape = FleetShape {
             reserve: 0.5,
             ..shape
         };
-        let mut odd = new_sim(redis.port, 2000, other_shape).await;
+        let mut odd = new_sim(port, 2000, other_shape).await;
         odd.next_id = 100;
         fleet.join();
         fleet.renew(0).await;
