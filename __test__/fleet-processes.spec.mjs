@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { startProxy, startRedis } from './helpers/redis.mjs';
+import { stoppedBy } from './helpers/redis.mjs';
 import { cleanups, deferred, pollUntil, quietPeriod, withTimeout } from './helpers/wait.mjs';
 import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, RENEW_MAX_MS } from './helpers/fleet-numbers.mjs';
 
@@ -40,16 +40,7 @@ function scope(t) {
   return {
     dir,
     cutFile,
-    async redis() {
-      const r = await startRedis();
-      defer(() => r.stop());
-      return r;
-    },
-    async proxy(port) {
-      const p = await startProxy(port);
-      defer(() => p.close());
-      return p;
-    },
+    ...stoppedBy(defer),
     /** Creates the cut file; returns T (epoch ms, taken just before). */
     cut() {
       const at = epoch();

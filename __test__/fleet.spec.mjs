@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
-import { startProxy, startRedis } from './helpers/redis.mjs';
+import { stoppedBy } from './helpers/redis.mjs';
 import { crossCheck, readExposition } from './helpers/exposition.mjs';
 import {
   catchError,
@@ -57,16 +57,7 @@ function scope(t) {
   return {
     defer,
     make: (options) => pool.make(options),
-    async redis(opts) {
-      const r = await startRedis(opts);
-      defer(() => r.stop());
-      return r;
-    },
-    async proxy(port) {
-      const p = await startProxy(port);
-      defer(() => p.close());
-      return p;
-    },
+    ...stoppedBy(defer),
     /** Records { t, f: fleet(), status } every `everyMs` until the test ends. */
     watch(sentinel, everyMs = 10) {
       const samples = [];

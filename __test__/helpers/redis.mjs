@@ -369,3 +369,19 @@ export async function startProxy(targetPort) {
     },
   };
 }
+
+/** `redis(opts)` and `proxy(port)` that stop what they start through `defer` (see `cleanups`). */
+export function stoppedBy(defer) {
+  return {
+    async redis(opts) {
+      const r = await startRedis(opts);
+      defer(() => r.stop());
+      return r;
+    },
+    async proxy(port) {
+      const p = await startProxy(port);
+      defer(() => p.close());
+      return p;
+    },
+  };
+}
