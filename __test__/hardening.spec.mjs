@@ -176,6 +176,28 @@ describe('the credential goes on one header, as the authority expects', () => {
   });
 });
 
+describe('numbers read without float noise', () => {
+  test('evidence ages and transition ages are whole milliseconds', async () => {
+    const s = new Sentinel(inspectOptions(SEED_BUDGET, { authority: { inspect: async () => 'valid' } }));
+    try {
+      const events = [];
+      s.onTransition((e) => events.push(e));
+      await s.whenReady({ timeoutMs: 5000 });
+      // Ages of a few ms up: read them until one is non-zero (the first may be exactly 0).
+      const ages = [];
+      for (let i = 0; i < 200 && ages.filter((a) => a > 0).length < 5; i += 1) {
+        ages.push(s.readiness().evidenceAgeSeconds);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      for (const age of [...ages, ...events.map((e) => e.evidenceAgeSeconds).filter((a) => a !== null)]) {
+        assert.equal(age, Math.round(age * 1000) / 1000, `age ${age} is not a whole number of milliseconds`);
+      }
+    } finally {
+      s.close();
+    }
+  });
+});
+
 describe('sentinels leave nothing behind', () => {
   test('20,000 sentinels created and closed grow RSS by less than 12 MiB after collection', async () => {
     const fixture = fileURLToPath(new URL('./fixtures/many-sentinels.mjs', import.meta.url));

@@ -48,7 +48,7 @@ impl JsLogger {
             now.status.as_str(),
             now.reason.as_str()
         );
-        let age = now.evidence_age.map(|age| age.as_secs_f64());
+        let age = now.evidence_age.map(super::types::millisecond_seconds);
         let _ = self.log(env, level, &message, |fields| {
             fields.set_named_property("event", "spend_sentinel.transition")?;
             fields.set_named_property("from", from.as_str())?;

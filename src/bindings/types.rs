@@ -87,9 +87,15 @@ impl From<rules::Reason> for ReadinessReason {
     }
 }
 
+/// Seconds rounded to the millisecond: readers see `1.929`, not `1.9290391740000001` (the
+/// monotonic clock's nanoseconds are noise to a probe or a dashboard).
+pub(super) fn millisecond_seconds(duration: std::time::Duration) -> f64 {
+    (duration.as_secs_f64() * 1000.0).round() / 1000.0
+}
+
 fn age_seconds(readiness: &rules::Readiness) -> Either<f64, Null> {
     match readiness.evidence_age {
-        Some(age) => Either::A(age.as_secs_f64()),
+        Some(age) => Either::A(millisecond_seconds(age)),
         None => Either::B(Null),
     }
 }
@@ -370,7 +376,7 @@ impl From<crate::fleet::FleetStatus> for FleetReadout {
             grant_units: status.grant_units,
             floor_units: status.floor_units,
             node_budget_units: status.node_budget_units,
-            lease_remaining_seconds: status.lease_remaining.as_secs_f64(),
+            lease_remaining_seconds: millisecond_seconds(status.lease_remaining),
             live_nodes: or_null(status.live_nodes.map(|n| n as f64)),
             charged_units: or_null(status.charged_units),
         }
