@@ -1,4 +1,4 @@
-// SPEC §7: the credential never appears in a readiness result, an event, a thrown error (its
+// The credential never appears in a readiness result, an event, a thrown error (its
 // message or stack), util.inspect / JSON.stringify / String of the sentinel, a configuration error,
 // or a log line. A unique credential is driven through many states and every output is scanned
 // for it and for its base64 / base64url / hex encodings.
@@ -166,6 +166,11 @@ describe('configuration errors next to the credential do not leak it', () => {
     authority: { url, credential: SECRET, requiredCapability: 'metered-api', ...authorityExtra },
     ...top,
   });
+  /** Fleet-budget options around `fleet`; the authority is a harmless inspect. */
+  const fleetOptions = (fleet) => ({
+    budget: { ...FAST_BUDGET, fleet: { name: 'secrets', maxNodes: 2, ...fleet } },
+    authority: { inspect: async () => 'valid' },
+  });
   const BAD = [
     ['bad budget', withCredential({}, { budget: { unverifiedUnits: -1, maxUnitsPerSecond: 100 } })],
     ['bad refresh', withCredential({}, { refresh: { timeoutMs: 0 } })],
@@ -181,6 +186,18 @@ describe('configuration errors next to the credential do not leak it', () => {
     ['credentialEnv and a bad header', { budget: { ...FAST_BUDGET }, authority: { url, credentialEnv: SECRET_ENV, requiredCapability: 'm', header: 'a:b' } }],
     ['allowInsecureHttp not a boolean', withCredential({ allowInsecureHttp: 'yes' })],
     ['credential of the wrong type next to a string secret', withCredential({ credential: [SECRET] })],
+    // The value passed where the name belongs (`credentialEnv: process.env.KEY`): never echoed,
+    // whether or not it looks like a variable name.
+    ['credentialEnv given the credential itself', { budget: { ...FAST_BUDGET }, authority: { url, credentialEnv: SECRET, requiredCapability: 'm' } }],
+    ['credentialEnv given the credential with a dash', { budget: { ...FAST_BUDGET }, authority: { url, credentialEnv: `${SECRET}-x`, requiredCapability: 'm' } }],
+    ['credential with a non-ASCII letter', withCredential({ credential: `${SECRET}é` })],
+    ['credential in the URL', withCredential({ url: `https://user:${SECRET}@127.0.0.1:9/v1/account` })],
+    // The fleet budget's Redis URL carries a password: the same rule.
+    ['redis URL with a password and a bad fleet option', fleetOptions({ redis: `redis://user:${SECRET}@127.0.0.1:9/0`, maxNodes: 0 })],
+    ['redis URL with a password and a bad scheme', fleetOptions({ redis: `http://user:${SECRET}@127.0.0.1:9/0` })],
+    ['redisEnv given the URL itself', fleetOptions({ redisEnv: `redis://user:${SECRET}@127.0.0.1:9/0` })],
+    ['redisEnv given a name-shaped secret', fleetOptions({ redisEnv: SECRET })],
+    ['redisEnv naming a variable with a bad URL', fleetOptions({ redisEnv: SECRET_ENV })],
   ];
   for (const [name, options] of BAD) {
     test(name, () => {
