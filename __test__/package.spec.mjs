@@ -66,3 +66,35 @@ test('a sentinel collected without close() stops refreshing', async () => {
   assert.ok(afterCollection >= 1);
   assert.equal(later, afterCollection, 'no inspect call after the sentinel was collected');
 });
+
+test('the load-failure message names the platform found, the supported one, the package and the source build', () => {
+  const { nativeLoadError, PLATFORM_PACKAGE, MIN_GLIBC } = require('../js/native-error.js');
+  const platform = json('npm/linux-x64-gnu/package.json');
+  assert.equal(PLATFORM_PACKAGE, platform.name, 'the package it tells users to install is the platform package');
+  assert.ok(readFileSync(new URL('README.md', root), 'utf8').includes(`glibc ≥ ${MIN_GLIBC}`), 'README states the same glibc');
+  const rust = /^rust-version\s*=\s*"([^"]+)"/m.exec(readFileSync(new URL('Cargo.toml', root), 'utf8'))?.[1];
+  const cause = new Error('Cannot find native binding.');
+  const hosts = [
+    [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.36' }, 'linux-x64 (glibc 2.36)', /is not installed: run `npm install spend-sentinel-linux-x64-gnu@0\.1\.0`/],
+    [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.31' }, 'linux-x64 (glibc 2.31)', /glibc 2\.31 is older than 2\.34/],
+    [{ platform: 'linux', arch: 'x64', libc: 'musl', glibc: null }, 'linux-x64 (musl)', /no prebuilt binary for this platform/],
+    [{ platform: 'darwin', arch: 'arm64', libc: null, glibc: null }, 'darwin-arm64.', /no prebuilt binary for this platform/],
+  ];
+  for (const [host, found, advice] of hosts) {
+    const error = nativeLoadError(cause, { host, version: '0.1.0' });
+    assert.equal(error.code, 'ERR_SPEND_SENTINEL_NATIVE');
+    assert.equal(error.cause, cause);
+    assert.ok(error.message.includes(`could not be loaded on ${found}`), error.message);
+    assert.ok(error.message.includes('linux-x64-gnu (Linux x64, glibc ≥ 2.34), in the package spend-sentinel-linux-x64-gnu@0.1.0'), error.message);
+    assert.match(error.message, advice);
+    assert.ok(error.message.includes(`Rust ≥ ${rust}`) && error.message.includes('`npm ci && npm run build`'), error.message);
+  }
+});
+
+test('js/main.js and js/breaker.js load the addon only through js/native.js', () => {
+  for (const file of ['js/main.js', 'js/breaker.js']) {
+    const text = readFileSync(new URL(file, root), 'utf8');
+    assert.doesNotMatch(text, /require\(\s*['"]\.\.\/index(\.js)?['"]\s*\)/, `${file} does not require index.js directly`);
+    assert.match(text, /require\(\s*['"]\.\/native['"]\s*\)/, `${file} requires ./native`);
+  }
+});

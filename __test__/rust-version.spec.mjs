@@ -1,14 +1,16 @@
 // The Rust this project says it needs is the Rust its locked dependency graph needs: Cargo.toml's
 // rust-version is at least every locked crate's own rust-version (cargo metadata, offline, from
-// Cargo.lock: normal, build and dev dependencies, every target), and README states the same
-// version.
+// Cargo.lock: normal, build and dev dependencies, every target), and README and the load-failure
+// message (js/native-error.js) state the same version.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './helpers/wait.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
+const require = createRequire(import.meta.url);
 
 /** "1.88" / "1.88.0" → [1, 88, 0]. */
 const parts = (v) => {
@@ -41,4 +43,5 @@ test("Cargo.toml's rust-version is at least the highest rust-version of the lock
   const stated = [...readme.matchAll(/Rust \(?(?:≥ ?)?(\d+\.\d+(?:\.\d+)?)\+?/g)].map((m) => m[1]);
   assert.ok(stated.length > 0, 'README states a Rust version');
   assert.deepEqual([...new Set(stated)], [ours.rust_version], 'every Rust version README states is Cargo.toml\'s');
+  assert.equal(require('../js/native-error.js').MIN_RUST, ours.rust_version, 'the load-failure message names the same Rust');
 });
