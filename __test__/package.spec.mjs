@@ -98,3 +98,11 @@ test('js/main.js and js/breaker.js load the addon only through js/native.js', ()
     assert.match(text, /require\(\s*['"]\.\/native['"]\s*\)/, `${file} requires ./native`);
   }
 });
+
+test('the checkout cannot be published as is: private, no publish scripts; release:local makes the tarballs', () => {
+  const pkg = json('package.json');
+  assert.equal(pkg.private, true, 'npm refuses to publish the checkout (its package.json has no optionalDependencies)');
+  assert.equal(pkg.optionalDependencies, undefined, 'optionalDependencies are written into the tarball only');
+  for (const script of ['prepublishOnly', 'prepublish', 'prepack', 'artifacts']) assert.equal(pkg.scripts[script], undefined, script);
+  assert.equal(pkg.scripts['release:local'], 'node scripts/release-local.mjs');
+});
