@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { runNode } from './helpers/wait.mjs';
+import { fileURLToPath } from 'node:url';
+import { runNode, runCommand } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../', import.meta.url);
@@ -105,4 +106,23 @@ test('the checkout cannot be published as is: private, no publish scripts; relea
   assert.equal(pkg.optionalDependencies, undefined, 'optionalDependencies are written into the tarball only');
   for (const script of ['prepublishOnly', 'prepublish', 'prepack', 'artifacts']) assert.equal(pkg.scripts[script], undefined, script);
   assert.equal(pkg.scripts['release:local'], 'node scripts/release-local.mjs');
+});
+
+test('fastify-plugin: the only runtime dependency, dependency-free, loaded only by spend-sentinel/fastify, and justified in README', async () => {
+  const pkg = json('package.json');
+  assert.deepEqual(Object.keys(pkg.dependencies), ['fastify-plugin']);
+  const locked = json('package-lock.json').packages['node_modules/fastify-plugin'];
+  assert.equal(locked.dependencies, undefined, 'fastify-plugin has no dependencies of its own');
+  const readme = readFileSync(new URL('README.md', root), 'utf8');
+  assert.ok(readme.includes(`\`fastify-plugin\`** (${locked.version} locked`), `README names fastify-plugin ${locked.version}`);
+
+  const script = `
+    const loaded = () => Object.keys(require.cache).some((p) => p.includes('/node_modules/fastify-plugin/'));
+    require('spend-sentinel'); require('spend-sentinel/express'); require('spend-sentinel/prom-client');
+    const before = loaded();
+    require('spend-sentinel/fastify');
+    console.log(JSON.stringify({ before, after: loaded() }));`;
+  const run = await runCommand(process.execPath, ['-e', script], { cwd: fileURLToPath(root) });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), { before: false, after: true }, 'only spend-sentinel/fastify loads fastify-plugin');
 });
