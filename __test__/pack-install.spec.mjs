@@ -1,7 +1,9 @@
-// The package as it is published: `npm pack` of this directory ships only what a user needs, and
-// the packed tarball — installed with the platform package a release publishes, into a fresh
-// project outside this checkout — loads through `require` and `import` at every entry point, runs
-// its bin, and type-checks with the consumer's own `tsc`.
+// The package as it is published: the two tarballs `npm run release:local` makes
+// (scripts/release-local.mjs, with --no-build) ship only what a user needs; the main one names the
+// platform package as an optional dependency at its own version, and — installed with the platform
+// package into a fresh project outside this checkout — loads through `require` and `import` at
+// every entry point, runs its bin, and type-checks with the consumer's own `tsc`. Installed
+// without the platform package, it says what to install.
 //
 // Needs npm and the registry (or npm's cache) for express, fastify, prom-client, typescript and
 // @types/*, at the versions of package-lock.json. Needs the built addon
@@ -9,7 +11,7 @@
 import { describe, before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { cpSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,13 +63,6 @@ async function mustRun(what, cmd, args, opts) {
   const r = await run(cmd, args, opts);
   assert.equal(r.code, 0, describeRun(what, r));
   return r;
-}
-
-/** `npm pack --json` of `dir` into `dest`; returns the pack report (files, filename). */
-async function npmPack(dir, dest) {
-  const r = await mustRun(`npm pack in ${dir}`, 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], { cwd: dir });
-  const [report] = JSON.parse(r.stdout);
-  return { ...report, tarball: join(dest, report.filename), paths: report.files.map((f) => f.path).sort() };
 }
 
 /** Relative specifiers a packed file loads: `require('./x')` in JS, `from '../x'` / `import('./x')` in typings. */
@@ -122,16 +117,19 @@ describe('the packed package, installed into a new project', () => {
       const tarballs = join(tmp, 'tarballs');
       mkdirSync(tarballs);
 
-      main = await npmPack(root, tarballs);
+      // The release's own tarballs: the platform package (npm/linux-x64-gnu plus the built
+      // binary) and the main package with its optionalDependencies.
+      const release = await mustRun(
+        'npm run release:local -- --no-build',
+        process.execPath,
+        [join(root, 'scripts', 'release-local.mjs'), '--no-build', '--json', '--out', tarballs],
+        { cwd: root },
+      );
+      ({ main, platform } = JSON.parse(release.stdout));
+      for (const report of [main, platform]) report.paths = report.files.map((f) => f.path).sort();
       unpacked = join(tmp, 'unpacked');
       mkdirSync(unpacked);
       await mustRun('tar -x of the main tarball', 'tar', ['-xzf', main.tarball, '-C', unpacked]);
-
-      // The platform package as a release makes it: npm/linux-x64-gnu plus the built binary.
-      const platformCopy = join(tmp, 'linux-x64-gnu');
-      cpSync(platformDir, platformCopy, { recursive: true });
-      copyFileSync(join(root, binaryName), join(platformCopy, binaryName));
-      platform = await npmPack(platformCopy, tarballs);
 
       consumer = join(tmp, 'consumer');
       mkdirSync(consumer);
@@ -189,6 +187,16 @@ describe('the packed package, installed into a new project', () => {
 
     assert.ok(readPacked(pkg.bin['spend-sentinel']).startsWith('#!/usr/bin/env node\n'), 'the bin has a node shebang');
     assert.deepEqual(JSON.parse(readPacked('package.json')).exports, pkg.exports);
+  });
+
+  test("the main tarball's package.json names the platform package, at the same version, as an optional dependency", async () => {
+    // Read from the tarball itself: what `npm publish <tarball>` sends, scripts or not.
+    const r = await mustRun('tar -xzOf package/package.json', 'tar', ['-xzOf', main.tarball, 'package/package.json']);
+    const packed = JSON.parse(r.stdout);
+    assert.equal(packed.version, pkg.version);
+    assert.deepEqual(packed.optionalDependencies, { [platformPkg.name]: pkg.version });
+    assert.equal(packed.private, undefined, 'the published package.json is not private');
+    assert.deepEqual(packed.dependencies, pkg.dependencies);
   });
 
   test('the platform package tarball carries the binary its package.json names', () => {
@@ -258,6 +266,41 @@ describe('the packed package, installed into a new project', () => {
       assert.ok(ours.includes(join(consumer, 'node_modules', 'spend-sentinel', typing)), `${typing} read from the installed package`);
     }
     assert.deepEqual(ours.filter((f) => !f.startsWith(join(consumer, 'node_modules'))), [], 'no typing from outside the consumer');
+  });
+
+  test('installed without the platform package (--omit=optional), require and import say what to install or build', { timeout: INSTALL_TIMEOUT_MS + 2 * STEP_TIMEOUT_MS }, async () => {
+    const bare = join(tmp, 'bare-consumer');
+    mkdirSync(bare);
+    writeFileSync(join(bare, 'package.json'), `${JSON.stringify({ name: 'bare-consumer', version: '1.0.0', private: true }, null, 2)}\n`);
+    const installed = await mustRun(
+      'npm install --omit=optional of the main tarball',
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', main.tarball],
+      { cwd: bare, timeoutMs: INSTALL_TIMEOUT_MS },
+    );
+    assert.ok(!existsSync(join(bare, 'node_modules', platformPkg.name)), `${platformPkg.name} is not installed`);
+    assert.doesNotMatch(installed.stderr, /\bERR!/, 'npm install reported no error');
+
+    const script = `
+      const report = (e) => ({ code: e.code, message: e.message, cause: e.cause && String(e.cause.message) });
+      let cjs = { loaded: true };
+      try { require('spend-sentinel'); } catch (e) { cjs = report(e); }
+      import('spend-sentinel').then(() => ({ loaded: true }), report).then((esm) => console.log(JSON.stringify({ cjs, esm })));`;
+    const r = await mustRun('node -e require/import spend-sentinel (no platform package)', process.execPath, ['-e', script], { cwd: bare });
+    const { cjs, esm } = JSON.parse(r.stdout);
+    const cargo = readFileSync(join(root, 'Cargo.toml'), 'utf8');
+    const rust = /^rust-version\s*=\s*"([^"]+)"/m.exec(cargo)?.[1];
+    assert.ok(rust, 'Cargo.toml has a rust-version');
+    for (const [how, e] of [['require', cjs], ['import', esm]]) {
+      assert.equal(e.code, 'ERR_SPEND_SENTINEL_NATIVE', `${how}: ${JSON.stringify(e)}`);
+      assert.ok(e.message.includes(`${process.platform}-${process.arch}`), `${how} names the platform found: ${e.message}`);
+      assert.match(e.message, /\((glibc \d+\.\d+|musl|libc unknown)\)/, `${how} names the libc found`);
+      assert.ok(e.message.includes('linux-x64-gnu (Linux x64, glibc ≥ 2.34)'), `${how} names the supported platform: ${e.message}`);
+      assert.ok(e.message.includes(`${platformPkg.name}@${pkg.version}`), `${how} names the package to install: ${e.message}`);
+      assert.ok(e.message.includes(`Rust ≥ ${rust}`) && e.message.includes('npm run build'), `${how} says how to build from source: ${e.message}`);
+      assert.doesNotMatch(e.message, /wasm32|npm has a bug/, `${how}: not napi's generic text`);
+      assert.match(e.cause, /Cannot find native binding/, `${how} keeps the loader's error as cause`);
+    }
   });
 });
 

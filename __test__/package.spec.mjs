@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { runNode } from './helpers/wait.mjs';
+import { fileURLToPath } from 'node:url';
+import { runNode, runCommand } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../', import.meta.url);
@@ -65,4 +66,63 @@ test('a sentinel collected without close() stops refreshing', async () => {
   const { afterCollection, later } = JSON.parse(run.stdout);
   assert.ok(afterCollection >= 1);
   assert.equal(later, afterCollection, 'no inspect call after the sentinel was collected');
+});
+
+test('the load-failure message names the platform found, the supported one, the package and the source build', () => {
+  const { nativeLoadError, PLATFORM_PACKAGE, MIN_GLIBC } = require('../js/native-error.js');
+  const platform = json('npm/linux-x64-gnu/package.json');
+  assert.equal(PLATFORM_PACKAGE, platform.name, 'the package it tells users to install is the platform package');
+  assert.ok(readFileSync(new URL('README.md', root), 'utf8').includes(`glibc ≥ ${MIN_GLIBC}`), 'README states the same glibc');
+  const rust = /^rust-version\s*=\s*"([^"]+)"/m.exec(readFileSync(new URL('Cargo.toml', root), 'utf8'))?.[1];
+  const cause = new Error('Cannot find native binding.');
+  const hosts = [
+    [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.36' }, 'linux-x64 (glibc 2.36)', /is not installed: run `npm install spend-sentinel-linux-x64-gnu@0\.1\.0`/],
+    [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.31' }, 'linux-x64 (glibc 2.31)', /glibc 2\.31 is older than 2\.34/],
+    [{ platform: 'linux', arch: 'x64', libc: 'musl', glibc: null }, 'linux-x64 (musl)', /no prebuilt binary for this platform/],
+    [{ platform: 'darwin', arch: 'arm64', libc: null, glibc: null }, 'darwin-arm64.', /no prebuilt binary for this platform/],
+  ];
+  for (const [host, found, advice] of hosts) {
+    const error = nativeLoadError(cause, { host, version: '0.1.0' });
+    assert.equal(error.code, 'ERR_SPEND_SENTINEL_NATIVE');
+    assert.equal(error.cause, cause);
+    assert.ok(error.message.includes(`could not be loaded on ${found}`), error.message);
+    assert.ok(error.message.includes('linux-x64-gnu (Linux x64, glibc ≥ 2.34), in the package spend-sentinel-linux-x64-gnu@0.1.0'), error.message);
+    assert.match(error.message, advice);
+    assert.ok(error.message.includes(`Rust ≥ ${rust}`) && error.message.includes('`npm ci && npm run build`'), error.message);
+  }
+});
+
+test('js/main.js and js/breaker.js load the addon only through js/native.js', () => {
+  for (const file of ['js/main.js', 'js/breaker.js']) {
+    const text = readFileSync(new URL(file, root), 'utf8');
+    assert.doesNotMatch(text, /require\(\s*['"]\.\.\/index(\.js)?['"]\s*\)/, `${file} does not require index.js directly`);
+    assert.match(text, /require\(\s*['"]\.\/native['"]\s*\)/, `${file} requires ./native`);
+  }
+});
+
+test('the checkout cannot be published as is: private, no publish scripts; release:local makes the tarballs', () => {
+  const pkg = json('package.json');
+  assert.equal(pkg.private, true, 'npm refuses to publish the checkout (its package.json has no optionalDependencies)');
+  assert.equal(pkg.optionalDependencies, undefined, 'optionalDependencies are written into the tarball only');
+  for (const script of ['prepublishOnly', 'prepublish', 'prepack', 'artifacts']) assert.equal(pkg.scripts[script], undefined, script);
+  assert.equal(pkg.scripts['release:local'], 'node scripts/release-local.mjs');
+});
+
+test('fastify-plugin: the only runtime dependency, dependency-free, loaded only by spend-sentinel/fastify, and justified in README', async () => {
+  const pkg = json('package.json');
+  assert.deepEqual(Object.keys(pkg.dependencies), ['fastify-plugin']);
+  const locked = json('package-lock.json').packages['node_modules/fastify-plugin'];
+  assert.equal(locked.dependencies, undefined, 'fastify-plugin has no dependencies of its own');
+  const readme = readFileSync(new URL('README.md', root), 'utf8');
+  assert.ok(readme.includes(`\`fastify-plugin\`** (${locked.version} locked`), `README names fastify-plugin ${locked.version}`);
+
+  const script = `
+    const loaded = () => Object.keys(require.cache).some((p) => p.includes('/node_modules/fastify-plugin/'));
+    require('spend-sentinel'); require('spend-sentinel/express'); require('spend-sentinel/prom-client');
+    const before = loaded();
+    require('spend-sentinel/fastify');
+    console.log(JSON.stringify({ before, after: loaded() }));`;
+  const run = await runCommand(process.execPath, ['-e', script], { cwd: fileURLToPath(root) });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), { before: false, after: true }, 'only spend-sentinel/fastify loads fastify-plugin');
 });

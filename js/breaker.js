@@ -3,7 +3,7 @@
 // (rules/breaker.rs, bindings/breaker.rs); this file runs the call: timeout and AbortSignal,
 // isFailure, the refusal error, and state-change listeners.
 
-const { BreakerCore } = require('../index.js');
+const { BreakerCore } = require('./native');
 
 const STATES = ['closed', 'open', 'half_open'];
 const FLAG_TRANSITIONS = 4;

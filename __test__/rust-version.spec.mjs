@@ -1,0 +1,47 @@
+// The Rust this project says it needs is the Rust its locked dependency graph needs: Cargo.toml's
+// rust-version is at least every locked crate's own rust-version (cargo metadata, offline, from
+// Cargo.lock: normal, build and dev dependencies, every target), and README and the load-failure
+// message (js/native-error.js) state the same version.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { runCommand } from './helpers/wait.mjs';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const require = createRequire(import.meta.url);
+
+/** "1.88" / "1.88.0" → [1, 88, 0]. */
+const parts = (v) => {
+  assert.match(v, /^\d+\.\d+(\.\d+)?$/, `a Rust version: ${v}`);
+  const [a, b, c = 0] = v.split('.').map(Number);
+  return [a, b, c];
+};
+const compare = (x, y) => {
+  const [a, b] = [parts(x), parts(y)];
+  return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+};
+
+test("Cargo.toml's rust-version is at least the highest rust-version of the locked crates, and README says it", async () => {
+  const r = await runCommand('cargo', ['metadata', '--format-version', '1', '--offline', '--locked'], { cwd: root, timeoutMs: 60_000 });
+  assert.equal(r.code, 0, `cargo metadata --offline --locked: exit ${r.code}\n${r.stderr}`);
+  const metadata = JSON.parse(r.stdout);
+  const ours = metadata.packages.find((p) => metadata.workspace_members.includes(p.id));
+  assert.ok(ours?.rust_version, 'Cargo.toml [package] has a rust-version');
+
+  const locked = metadata.packages.filter((p) => p.id !== ours.id && p.rust_version);
+  assert.ok(locked.length > 100, `the dependency graph declares rust-versions (${locked.length} crates)`);
+  const needed = locked.reduce((max, p) => (compare(p.rust_version, max.rust_version) > 0 ? p : max));
+  const needing = locked.filter((p) => compare(p.rust_version, needed.rust_version) === 0).map((p) => `${p.name} ${p.version}`);
+  assert.ok(
+    compare(ours.rust_version, needed.rust_version) >= 0,
+    `Cargo.toml says rust-version ${ours.rust_version}, but ${needing.join(', ')} need Rust ${needed.rust_version}`,
+  );
+
+  const readme = readFileSync(new URL('README.md', new URL(`file://${root}`)), 'utf8');
+  const stated = [...readme.matchAll(/Rust \(?(?:≥ ?)?(\d+\.\d+(?:\.\d+)?)\+?/g)].map((m) => m[1]);
+  assert.ok(stated.length > 0, 'README states a Rust version');
+  assert.deepEqual([...new Set(stated)], [ours.rust_version], 'every Rust version README states is Cargo.toml\'s');
+  assert.equal(require('../js/native-error.js').MIN_RUST, ours.rust_version, 'the load-failure message names the same Rust');
+});
