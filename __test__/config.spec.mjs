@@ -1,6 +1,6 @@
-// SPEC §1, §5, §6: every option is validated at construction. A bad one throws an Error with
+// Options (README): every option is validated at construction. A bad one throws an Error with
 // code ERR_SPEND_SENTINEL_CONFIG whose message names the option path and the rule it breaks,
-// and never contains the credential (SPEC §7).
+// and never contains the credential.
 import { describe, test, afterEach, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';

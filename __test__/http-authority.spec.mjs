@@ -1,4 +1,4 @@
-// The built-in HTTP authority adapter, SPEC §5: one test per row of the answer → outcome table, plus
+// The built-in HTTP authority adapter (README): one test per row of the answer → outcome table, plus
 // the shape of the request. The sentinel talks to a local fake (helpers/fake-authority.mjs).
 //
 // How an outcome is observed (readiness is the only public view of it):
@@ -148,7 +148,7 @@ async function expectIndeterminate(fake, behaviour, { boundedByTimeout = false, 
   return sentinel;
 }
 
-describe('HTTP authority: answers judged valid (SPEC §5 row 1)', { timeout: 20000 }, () => {
+describe('HTTP authority: answers judged valid (table row 1)', { timeout: 20000 }, () => {
   const cases = [
     ['200, array of strings containing the capability', VALID],
     ['200, object whose member for the capability is true', reply.json(200, { capabilities: { [CAP]: true, 'meter.other': false } })],
@@ -183,7 +183,7 @@ describe('HTTP authority: answers judged valid (SPEC §5 row 1)', { timeout: 200
   }
 });
 
-describe('HTTP authority: definitive denials (SPEC §5 rows 2-4)', { timeout: 20000 }, () => {
+describe('HTTP authority: definitive denials (table rows 2-4)', { timeout: 20000 }, () => {
   const cases = [
     ['capability absent from the array', reply.json(200, { capabilities: ['meter.requests'] }), 'capability_missing'],
     ['capability member false', reply.json(200, { capabilities: { [CAP]: false } }), 'capability_missing'],
@@ -233,7 +233,7 @@ describe('HTTP authority: definitive denials (SPEC §5 rows 2-4)', { timeout: 20
   });
 });
 
-describe('HTTP authority: indeterminate answers (SPEC §5 rows 5-6)', { timeout: 20000 }, () => {
+describe('HTTP authority: indeterminate answers (table rows 5-6)', { timeout: 20000 }, () => {
   const cases = [
     ['200 that is not JSON', reply.text(200, '<html><body>OK</body></html>', 'text/html')],
     ['200 JSON lacking the pointer', reply.json(200, { account: { plan: 'pro' } })],
@@ -318,7 +318,7 @@ describe('HTTP authority: TLS', { timeout: 20000 }, () => {
   });
 });
 
-describe('HTTP authority: the request (SPEC §5 "one refresh")', { timeout: 20000 }, () => {
+describe('HTTP authority: the request ("one refresh")', { timeout: 20000 }, () => {
   /** The first request a sentinel configured with `overrides` sends. */
   async function firstRequest(fake, overrides) {
     fake.respondWith(VALID);

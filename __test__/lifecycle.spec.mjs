@@ -1,4 +1,4 @@
-// SPEC §2, §3, §4, §6 through the `authority: { inspect }` form: a scripted JS authority the test
+// Evidence, readiness, admission and lifecycle (README) through the `authority: { inspect }` form: a scripted JS authority the test
 // controls, fast timings (window 1 s unless a test says otherwise), no server.
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// gracefulShutdown (SPEC §6 lifecycle, js/shutdown.js) for Express 5 and Fastify 5.
+// gracefulShutdown (the lifecycle in the README, js/shutdown.js) for Express 5 and Fastify 5.
 //
 // The signal scenarios run a real service in a child process (fixtures/shutdown-server.mjs) and
 // send it real signals; the child prints lifecycle markers so the order can be checked. The
@@ -374,7 +374,7 @@ describe('gracefulShutdown options (in-process)', () => {
     assert.equal(ready.json.reason, 'shutting_down');
     const data = await request(`${svc.url}/api/data`, { headers: { connection: 'close' } });
     assert.equal(data.status, 200, 'ordinary requests are still served while draining');
-    assert.equal(sentinel.admit(1), true, 'admission goes on while draining (SPEC §4)');
+    assert.equal(sentinel.admit(1), true, 'admission goes on while draining');
     assert.equal(svc.server.listening, true);
     assert.equal(settled, false, 'shutdown() waits for the drain delay');
 

@@ -1,5 +1,5 @@
 // `spend-sentinel window` and `computeBudget`: the budget calculator uses the addon's own budget
-// rules (SPEC §1), so its answers and its refusals are those of `new Sentinel`.
+// rules (README, The budget math), so its answers and its refusals are those of `new Sentinel`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';

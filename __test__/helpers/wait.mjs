@@ -10,11 +10,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export const OUTCOMES = ['valid', 'invalid_credential', 'capability_missing', 'indeterminate'];
 
-/** Fast timings (api-notes): node budget 100 units, window 1 s. */
+/** Fast timings: node budget 100 units, window 1 s. */
 export const FAST_BUDGET = Object.freeze({ unverifiedUnits: 100, maxUnitsPerSecond: 100 });
 export const FAST_REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 300 });
 
-/** Seed example from SPEC §1: node budget 100, window 5 s. */
+/** The seed example (README, The budget math): node budget 100, window 5 s. */
 export const SEED_BUDGET = Object.freeze({ unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 });
 
 export const now = () => performance.now();
