@@ -277,6 +277,25 @@ describe('the packed package, installed into a new project', () => {
     }
   });
 
+  test('attw (are the types wrong) finds no problem in the tarball, at every entry point and resolution mode', async () => {
+    const attw = join(root, 'node_modules', '@arethetypeswrong', 'cli', JSON.parse(readFileSync(join(root, 'node_modules', '@arethetypeswrong', 'cli', 'package.json'), 'utf8')).bin.attw);
+    // --no-definitely-typed: offline, the local tarball only.
+    const r = await run(process.execPath, [attw, main.tarball, '--format', 'json', '--no-definitely-typed'], { cwd: tmp, timeoutMs: 60_000 });
+    const report = JSON.parse(r.stdout);
+    assert.deepEqual(report.analysis.problems, [], describeRun('attw', { ...r, stdout: JSON.stringify(report.analysis.problems, null, 2) }));
+    assert.equal(r.code, 0, describeRun('attw', r));
+    assert.deepEqual(Object.keys(report.analysis.entrypoints).sort(), Object.keys(pkg.exports).sort(), 'attw checked every entry point');
+    for (const [entry, { resolutions }] of Object.entries(report.analysis.entrypoints)) {
+      assert.deepEqual(Object.keys(resolutions).sort(), ['bundler', 'node10', 'node16-cjs', 'node16-esm'], `${entry}: every resolution mode`);
+    }
+  });
+
+  test("the consumer's tsc --strict with moduleResolution node10 (which ignores \"exports\") resolves every entry point", async () => {
+    const tsc = join(consumer, 'node_modules', 'typescript', 'bin', 'tsc');
+    const r = await run(process.execPath, [tsc, '-p', 'tsconfig.node10.json'], { cwd: consumer, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, describeRun('tsc -p tsconfig.node10.json (consumer)', r));
+  });
+
   test('npx spend-sentinel probe runs the installed bin: exit 0 on 200, 1 on 503', async () => {
     const server = createServer((req, res) => {
       const up = req.url === '/';
