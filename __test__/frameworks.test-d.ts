@@ -32,3 +32,34 @@ async function fastifyWiring() {
   await f.register(spendSentinel, { readyPath: '/r' });
 }
 void fastifyWiring;
+
+// ---- admission is generic over the route's request: `units` sees the route's typed request -------
+interface UsageBody {
+  units: number;
+}
+async function typedRequests() {
+  const f = Fastify();
+  // The route's type argument reaches `units` through the preHandler's expected type.
+  f.post<{ Body: UsageBody }>(
+    '/v1/usage',
+    { preHandler: spendSentinel.admission(sentinel, { units: (req) => req.body.units }) },
+    async (req) => ({ recorded: req.body.units }),
+  );
+  f.post<{ Body: UsageBody }>('/v1/usage', { preHandler: [spendSentinel.admission(sentinel, { units: (req) => req.body.units })] }, async () => ({}));
+  const fastifyHook = spendSentinel.admission<{ Body: UsageBody }>(sentinel, { units: (req) => req.body.units });
+  const fastifyOptions: spendSentinel.AdmissionOptions<{ Querystring: { n: string } }> = { units: (req) => Number(req.query.n) };
+  // @ts-expect-error without the route's types the body is unknown
+  spendSentinel.admission(sentinel, { units: (req) => req.body.units });
+  // @ts-expect-error the route's body has no such field
+  spendSentinel.admission<{ Body: UsageBody }>(sentinel, { units: (req) => req.body.count });
+
+  const e = express();
+  e.post<'/v1/usage', {}, unknown, UsageBody>('/v1/usage', admission(sentinel, { units: (req) => req.body.units }), (req, res) => {
+    res.json({ recorded: req.body.units });
+  });
+  const expressHandler = admission<{}, unknown, UsageBody>(sentinel, { units: (req) => req.body.units });
+  // @ts-expect-error the route's body has no such field
+  admission<{}, unknown, UsageBody>(sentinel, { units: (req) => req.body.count });
+  void [fastifyHook, fastifyOptions, expressHandler];
+}
+void typedRequests;

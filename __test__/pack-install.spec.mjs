@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './helpers/wait.mjs';
+import { PUBLIC_API, INTERNAL } from './helpers/public-api.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const fixtures = fileURLToPath(new URL('fixtures/pack-consumer/', import.meta.url));
@@ -24,6 +25,11 @@ const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
 const platformDir = join(root, 'npm', 'linux-x64-gnu');
 const platformPkg = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'));
 const binaryName = `${pkg.napi.binaryName}.linux-x64-gnu.node`;
+
+/** The package's entry points as users name them: `spend-sentinel`, `spend-sentinel/express`, … */
+const ENTRY_POINTS = Object.keys(pkg.exports)
+  .filter((k) => k !== './package.json')
+  .map((k) => posix.join(pkg.name, k));
 
 const INSTALL_TIMEOUT_MS = 100_000;
 const STEP_TIMEOUT_MS = 30_000;
@@ -227,6 +233,75 @@ describe('the packed package, installed into a new project', () => {
   test('import of every entry point (named ESM exports), the same Sentinel lifecycle', async () => {
     const r = await mustRun('node check.mjs', process.execPath, ['check.mjs'], { cwd: consumer });
     assert.deepEqual(JSON.parse(r.stdout), { ok: true });
+  });
+
+  /** What the installed typings export at each entry point (fixtures/pack-consumer/typed-exports.cjs). */
+  let typedExports;
+  const readTypedExports = async () => {
+    typedExports ??= JSON.parse((await mustRun('node typed-exports.cjs', process.execPath, ['typed-exports.cjs', ...ENTRY_POINTS], { cwd: consumer, timeoutMs: 60_000 })).stdout);
+    return typedExports;
+  };
+
+  test('every name the typings export imports by name in ESM (a generated .mjs per entry point) and requires in CJS', async () => {
+    const typed = await readTypedExports();
+    for (const [i, entry] of ENTRY_POINTS.entries()) {
+      const { values, hasDefault } = typed[entry];
+      assert.ok(values.length > 0, `${entry}: the typings export values`);
+      const spec = JSON.stringify(entry);
+      const names = JSON.stringify(values);
+      // Static named imports: a name Node's CommonJS export detection misses is a SyntaxError at link time.
+      writeFileSync(
+        join(consumer, `named-${i}.mjs`),
+        [
+          `import { ${values.join(', ')} } from ${spec};`,
+          `import * as ns from ${spec};`,
+          `import { createRequire } from 'node:module';`,
+          `const cjs = createRequire(import.meta.url)(${spec});`,
+          `const named = { ${values.join(', ')} };`,
+          `const wrong = Object.keys(named).filter((k) => named[k] === undefined || named[k] !== cjs[k]);`,
+          `process.stdout.write(JSON.stringify({ wrong, defaultIsModule: ns.default === cjs }) + '\\n');`,
+        ].join('\n'),
+      );
+      const esm = await run(process.execPath, [`named-${i}.mjs`], { cwd: consumer });
+      assert.equal(esm.code, 0, describeRun(`import { ${values.join(', ')} } from '${entry}'`, esm));
+      assert.deepEqual(JSON.parse(esm.stdout), { wrong: [], defaultIsModule: true }, `${entry}: each named import is require()'s property`);
+
+      writeFileSync(
+        join(consumer, `named-${i}.cjs`),
+        `const m = require(${spec});\nprocess.stdout.write(JSON.stringify(${names}.filter((n) => m[n] === undefined)) + '\\n');\n`,
+      );
+      const cjs = await mustRun(`require('${entry}')`, process.execPath, [`named-${i}.cjs`], { cwd: consumer });
+      assert.deepEqual(JSON.parse(cjs.stdout), [], `${entry}: names the typings export that require() lacks`);
+      assert.ok(hasDefault, `${entry}: an ES module's default import (module.exports) is typed`);
+    }
+  });
+
+  test('the typings of every entry point export exactly the public names, and no internal type', async () => {
+    const typed = await readTypedExports();
+    assert.deepEqual(Object.keys(typed).sort(), Object.keys(PUBLIC_API).sort(), 'PUBLIC_API lists every entry point of "exports"');
+    for (const [entry, names] of Object.entries(PUBLIC_API)) {
+      assert.deepEqual(typed[entry].values, [...names].sort(), `values the typings of ${entry} export`);
+      assert.deepEqual(typed[entry].all.filter((n) => INTERNAL.includes(n)), [], `internals in the typings of ${entry}`);
+    }
+  });
+
+  test('attw (are the types wrong) finds no problem in the tarball, at every entry point and resolution mode', async () => {
+    const attw = join(root, 'node_modules', '@arethetypeswrong', 'cli', JSON.parse(readFileSync(join(root, 'node_modules', '@arethetypeswrong', 'cli', 'package.json'), 'utf8')).bin.attw);
+    // --no-definitely-typed: offline, the local tarball only.
+    const r = await run(process.execPath, [attw, main.tarball, '--format', 'json', '--no-definitely-typed'], { cwd: tmp, timeoutMs: 60_000 });
+    const report = JSON.parse(r.stdout);
+    assert.deepEqual(report.analysis.problems, [], describeRun('attw', { ...r, stdout: JSON.stringify(report.analysis.problems, null, 2) }));
+    assert.equal(r.code, 0, describeRun('attw', r));
+    assert.deepEqual(Object.keys(report.analysis.entrypoints).sort(), Object.keys(pkg.exports).sort(), 'attw checked every entry point');
+    for (const [entry, { resolutions }] of Object.entries(report.analysis.entrypoints)) {
+      assert.deepEqual(Object.keys(resolutions).sort(), ['bundler', 'node10', 'node16-cjs', 'node16-esm'], `${entry}: every resolution mode`);
+    }
+  });
+
+  test("the consumer's tsc --strict with moduleResolution node10 (which ignores \"exports\") resolves every entry point", async () => {
+    const tsc = join(consumer, 'node_modules', 'typescript', 'bin', 'tsc');
+    const r = await run(process.execPath, [tsc, '-p', 'tsconfig.node10.json'], { cwd: consumer, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, describeRun('tsc -p tsconfig.node10.json (consumer)', r));
   });
 
   test('npx spend-sentinel probe runs the installed bin: exit 0 on 200, 1 on 503', async () => {

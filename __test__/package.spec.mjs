@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runNode, runCommand } from './helpers/wait.mjs';
+import { PUBLIC_API, INTERNAL, namedKeys } from './helpers/public-api.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../', import.meta.url);
@@ -17,7 +18,21 @@ test('require and import by package name expose the same Sentinel', async () => 
   const esm = await import('spend-sentinel');
   assert.equal(typeof cjs.Sentinel, 'function');
   assert.equal(esm.Sentinel, cjs.Sentinel);
-  assert.equal(typeof esm.nativeNoop, 'function');
+});
+
+test('every entry point exports exactly the public names, in CJS and ESM; no internal leaks from index.js', async () => {
+  const entries = Object.keys(json('package.json').exports).filter((k) => k !== './package.json').map((k) => `spend-sentinel${k.slice(1)}`);
+  assert.deepEqual(entries.sort(), Object.keys(PUBLIC_API).sort(), 'PUBLIC_API lists every entry point of "exports"');
+  for (const [entry, names] of Object.entries(PUBLIC_API)) {
+    const cjs = require(entry);
+    assert.deepEqual(Object.keys(cjs).filter((k) => k !== 'default').sort(), [...names].sort(), `require('${entry}')`);
+    assert.deepEqual(namedKeys(await import(entry)), [...names].sort(), `import * from '${entry}'`);
+  }
+  const main = require('spend-sentinel');
+  for (const name of INTERNAL) assert.equal(main[name], undefined, `${name} is not exported`);
+  // Each public name is documented: README.md shows it in code.
+  const readme = readFileSync(new URL('README.md', root), 'utf8');
+  for (const name of Object.values(PUBLIC_API).flat()) assert.match(readme, new RegExp(`\\b${name}\\b[(\\s,.}'\`]`), `README.md shows ${name}`);
 });
 
 test('the framework entry points load by name, in CJS and ESM, with their typings', async () => {

@@ -5,11 +5,29 @@ import type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownH
 
 export type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle, NotAdmittedBody } from './common';
 
+/** Express's defaults for a route's params and query (`ParamsDictionary`, `ParsedQs`). */
+type DefaultParams = Request['params'];
+type DefaultQuery = Request['query'];
+
 /** Serves GET/HEAD on the probe paths; passes everything else on. Mount it first. */
 export declare function probes(sentinel: Sentinel, options?: ProbeOptions): RequestHandler & { close(): void };
 
-/** `next()` when the request's units are admitted; otherwise 503 with `Retry-After`. */
-export declare function admission(sentinel: Sentinel, options?: AdmissionOptions<Request>): RequestHandler;
+/**
+ * `next()` when the request's units are admitted; otherwise 503 with `Retry-After`. Generic over
+ * the route's request, as Express's own handlers are: `units` sees the route's typed `req`, e.g.
+ * `admission<{}, unknown, { units: number }>(sentinel, { units: (req) => req.body.units })`, or
+ * inferred from `app.post<…>(path, admission(…), handler)`.
+ */
+export declare function admission<
+  P = DefaultParams,
+  ResBody = any,
+  ReqBody = any,
+  ReqQuery = DefaultQuery,
+  LocalsObj extends Record<string, any> = Record<string, any>,
+>(
+  sentinel: Sentinel,
+  options?: AdmissionOptions<Request<P, ResBody, ReqBody, ReqQuery, LocalsObj>>,
+): RequestHandler<P, ResBody, ReqBody, ReqQuery, LocalsObj>;
 
 /** On SIGTERM/SIGINT: drain, wait, close the server, close the sentinel, exit 0. */
 export declare function gracefulShutdown(server: Server, sentinel: Sentinel, options?: GracefulShutdownOptions): ShutdownHandle;

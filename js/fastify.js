@@ -54,20 +54,27 @@ async function spendSentinelPlugin(app, opts) {
 const spendSentinel = fp(spendSentinelPlugin, { fastify: '5.x', name: 'spend-sentinel' });
 
 /** A preHandler for routes that record usage: admitted → continue; refused → 503 + Retry-After. */
-spendSentinel.admission = function admission(sentinel, options) {
+function admission(sentinel, options) {
   const decide = createAdmission('admission', sentinel, options);
   return async function spendSentinelAdmission(request, reply) {
     const refused = decide(request);
     if (refused === null) return;
     return reply.code(refused.statusCode).headers({ ...BASE_HEADERS, ...refused.headers }).send(JSON.stringify(refused.body));
   };
-};
+}
 
 /** SIGTERM/SIGINT → drain, wait, `app.close()` (bounded), close the sentinel, exit 0. */
-spendSentinel.gracefulShutdown = function gracefulShutdown(app, sentinel, options) {
+function gracefulShutdown(app, sentinel, options) {
   return shutdownFor('gracefulShutdown', app, sentinel, options);
-};
+}
 
-spendSentinel.spendSentinel = spendSentinel;
-spendSentinel.default = spendSentinel;
+// The plugin is the module (`require('spend-sentinel/fastify')`, ESM default import) and carries
+// the helpers as properties. Each is assigned as `module.exports.name = …`, the form Node's
+// CommonJS export detection (cjs-module-lexer) sees, so that ESM
+// `import { admission, gracefulShutdown } from 'spend-sentinel/fastify'` works as the typings say;
+// properties set on the function under another name are invisible to it.
 module.exports = spendSentinel;
+module.exports.admission = admission;
+module.exports.gracefulShutdown = gracefulShutdown;
+module.exports.spendSentinel = spendSentinel;
+module.exports.default = spendSentinel;

@@ -6,8 +6,8 @@
 const native = require('./native');
 const { CircuitBreaker, CircuitOpenError } = require('./breaker');
 
+// The public names only: index.js also exports internals (BreakerCore, nativeNoop for bench/).
 module.exports.Sentinel = native.Sentinel;
-module.exports.nativeNoop = native.nativeNoop;
 module.exports.computeBudget = native.computeBudget;
 module.exports.CircuitBreaker = CircuitBreaker;
 module.exports.CircuitOpenError = CircuitOpenError;

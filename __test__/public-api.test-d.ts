@@ -1,0 +1,16 @@
+// Compile-time checks that the public typings expose the public API only: index.d.ts (generated
+// by napi build) also declares internals, which js/main.d.ts must not re-export. Each
+// `// @ts-expect-error` must be an error (else TS2578 fails tsc).
+// @ts-expect-error internal: the benchmarks' baseline (bench/ requires ../index.js)
+import { nativeNoop } from 'spend-sentinel';
+// @ts-expect-error internal: the native half of CircuitBreaker
+import type { BreakerCore } from 'spend-sentinel';
+// @ts-expect-error internal: which binding the generated loader loaded
+import { __napiBindingTarget } from 'spend-sentinel';
+import { Sentinel, computeBudget, CircuitBreaker, CircuitOpenError } from 'spend-sentinel';
+import type { SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, CircuitBreakerStats } from 'spend-sentinel';
+// The framework helpers import by name, as Node's ESM loader allows (see pack-install.spec.mjs).
+import { admission, gracefulShutdown } from 'spend-sentinel/fastify';
+
+export type Used = [SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, CircuitBreakerStats, BreakerCore];
+export const used = [nativeNoop, __napiBindingTarget, Sentinel, computeBudget, CircuitBreaker, CircuitOpenError, admission, gracefulShutdown];
