@@ -5,6 +5,7 @@
 // repository's node_modules, as they would after `npm install spend-sentinel express`), run with
 // PORT=0 in a child process, and called over HTTP: the probes, an admitted metered request, the
 // stand-in authority revoking the key (readiness and admission then refuse), and SIGTERM (exit 0).
+// Also: the first screen keeps its two commands, and the demo's time counts the first build.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -82,4 +83,17 @@ test('the README’s first program, run as pasted: probes, admission, a revoked 
   child.kill('SIGTERM'); // drains 5 s (the default), then closes and exits 0
   assert.deepEqual(await withTimeout(exited, 20_000, 'the program to exit after SIGTERM'), { code: 0, signal: null });
   assert.equal(output.stderr, '');
+});
+
+test('first screen: one command runs the demo, one the tests, and the demo’s time counts the first build', () => {
+  const firstScreen = README.slice(0, README.indexOf('\n## '));
+  const commands = /```sh\n([\s\S]*?)\n```/.exec(firstScreen)?.[1].split('\n') ?? [];
+  const demo = commands.filter((line) => /^npm ci && npm run demo\b/.test(line));
+  const tests = commands.filter((line) => /^npm ci && npm test\b/.test(line));
+  assert.equal(demo.length, 1, `one demo command in ${JSON.stringify(commands)}`);
+  assert.equal(tests.length, 1, `one test command in ${JSON.stringify(commands)}`);
+  // `npm run demo` compiles the addon first: in a fresh clone that, not the story, takes longest.
+  assert.match(demo[0], /build/, 'the demo line says it builds first');
+  assert.match(demo[0], /\d+\s*[–-]\s*\d+\s*min\b.*fresh clone|fresh clone.*\d+\s*[–-]\s*\d+\s*min\b/, 'and how long the first build takes');
+  assert.match(demo[0], /~40 s/, 'and how long the story itself takes');
 });
