@@ -1,5 +1,6 @@
 // `spend-sentinel probe <url> [--timeout-ms N]` (js/cli.js, js/probe-client.js): the Docker
 // HEALTHCHECK helper. Exit 0 on a 2xx answer, 1 on anything else, usage errors included.
+// `--help`, `-h` and `help` are not errors: usage on stdout, exit 0. Errors echo what was typed.
 // Each test runs the real CLI in a child process against a plain node:http server started here.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -175,6 +176,40 @@ describe('usage errors exit 1 with a usage line on stderr and make no request', 
       assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace for a usage error');
       assert.equal(run.stdout, '');
       assert.equal(seen.length, 0, 'no request was made');
+    });
+  }
+});
+
+describe('asking for help is not an error: usage on stdout, exit 0', () => {
+  for (const args of [['--help'], ['-h'], ['help'], ['window', '--help'], ['probe', '-h']]) {
+    test(args.join(' '), async () => {
+      const run = await cli(args);
+      assertExit(run, 0, args.join(' '));
+      assert.match(run.stdout, USAGE_LINE);
+      assert.match(run.stdout, /^\s+spend-sentinel window --budget B --rate R/m, 'every command is described');
+      assert.equal(run.stderr, '');
+    });
+  }
+});
+
+describe('errors echo what was typed, not the number it became', () => {
+  const window = ['window', '--rate', '20'];
+  const cases = [
+    ['--budget abc', [...window, '--budget', 'abc'], /--budget: must be a finite number greater than 0 \(got "abc"\)/],
+    ['--budget " " (blank)', [...window, '--budget', ' '], /--budget: .* \(got " "\)/],
+    ['--budget 1e400 (overflows to Infinity)', [...window, '--budget', '1e400'], /--budget: .* \(got "1e400"\)/],
+    ['--nodes 1.5', [...window, '--budget', '200', '--nodes', '1.5'], /--nodes: must be a whole number ≥ 1 \(got "1.5"\)/],
+    ['--max-stale 6 above a 5 s ceiling', [...window, '--budget', '200', '--nodes', '2', '--max-stale', '6'], /--max-stale: must be at most .* = 5 s \(got "6"\)/],
+    ['probe --timeout-ms abc', ['probe', 'http://127.0.0.1:1/', '--timeout-ms', 'abc'], /--timeout-ms: .* \(got "abc"\)/],
+  ];
+  for (const [name, args, message] of cases) {
+    test(name, async () => {
+      const run = await cli(args);
+      assertExit(run, 1, name);
+      assert.match(run.stderr, message);
+      assert.doesNotMatch(run.stderr, /\(got (NaN|Infinity)\)/);
+      assert.match(run.stderr, USAGE_LINE, 'a usage error still prints the usage on stderr');
+      assert.equal(run.stdout, '');
     });
   }
 });

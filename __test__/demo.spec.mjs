@@ -3,15 +3,16 @@
 // the SVG it writes is checked for well-formed XML with both nodes' status bands.
 //
 // Lines parsed (written by examples/demo/report.mjs; every other line, npm's and the build's
-// included, is ignored):
+// included, is ignored). Every line the demo prints is at most 100 columns:
 //   == <t>s  <phase>: <what the authority does>            a phase starts; t in story seconds, 2 decimals
-//   <t>s [#…]  <node> <status> <reason> <age>s <u>/<b> │ <node> …   a sample every 0.5 s: GET /ready of each
+//        t <node> status / reason  age units │ <node> …     the column header: the nodes' order
+//   <t>s <status> <reason> <age>s <u>/<b> │ <status> …      a sample every 0.5 s: GET /ready of each
 //                                                          node, age = evidence_age_seconds (1 decimal,
 //                                                          "—" without evidence), u = sentinel.unverifiedUnits
 //            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition (onTransition)
 //   == <t>s  end of the story: …
-//     <node>  admitted N  refused N (…)  max unverified N/B
-//             not_ready X s after the authority went silent, Y s after the last refresh it answered for <node> (at Ts)
+//     <node>  admitted N  refused N  max unverified N/B
+//             not_ready X s into the silence, Y s after <node>'s last answered refresh (Ts)
 //   timeline: <path of the SVG>
 // A line belongs to the phase whose "==" line was printed last before it.
 import { test, before, after } from 'node:test';
@@ -32,11 +33,13 @@ const MAX_REFRESH_GAP = 2.5; // seconds: the default maxIntervalMs for a 5 s win
 const RUN_TIMEOUT_MS = 240_000;
 
 const PHASE = /^== (\d+\.\d+)s {2}([a-z]+)/;
-const SAMPLE = /^\s*(\d+\.\d)s \[[#.]+\]/;
-const NODE_SAMPLE = /(node-[ab]) (ready|degraded|not_ready)\s+([a-z_]+)\s+(—|\d+\.\d)s?\s+(\d+)\/(\d+)/g;
+const HEADER = /^\s+t (node-[ab]) status \/ reason .*│ (node-[ab]) status \/ reason /;
+const SAMPLE = /^\s*(\d+\.\d)s ((?:ready|degraded|not_ready) .*)$/;
+const CELL = /^(ready|degraded|not_ready)\s+([a-z_]+)\s+(—|\d+\.\d)s?\s+(\d+)\/(\d+)$/;
 const TRANSITION = /↳ (node-[ab]) {2}(\w+) → (\w+) \((\w+)\) {2}at (\d+\.\d+)s, evidence age (—|\d+\.\d+)s?/;
 const SUMMARY = /^\s+(node-[ab]) {2}admitted (\d+) {2}refused (\d+).*max unverified (\d+)\/(\d+)/;
-const CUTOFF = /not_ready (\d+\.\d+) s after the authority went silent, (\d+\.\d+) s after the last refresh it answered for (node-[ab])/;
+const CUTOFF = /not_ready (\d+\.\d+) s into the silence, (\d+\.\d+) s after (node-[ab])'s last answered refresh/;
+const COLUMNS = 100;
 
 const num = (s) => (s === '—' ? null : Number(s));
 
@@ -44,16 +47,20 @@ const num = (s) => (s === '—' ? null : Number(s));
 function parseStory(stdout) {
   const story = { phases: [], seen: Object.fromEntries(NODES.map((n) => [n, []])), summary: {}, svg: null };
   let phase = null;
+  let order = null; // the nodes, in the order of the sample cells
   for (const line of stdout.split('\n')) {
     let m;
-    if ((m = PHASE.exec(line))) {
+    if ((m = HEADER.exec(line))) {
+      order = [m[1], m[2]];
+    } else if ((m = PHASE.exec(line))) {
       phase = m[2];
       story.phases.push({ name: phase, t: Number(m[1]) });
     } else if ((m = SAMPLE.exec(line))) {
       const t = Number(m[1]);
-      for (const [, node, status, reason, age, units, budget] of line.matchAll(NODE_SAMPLE)) {
-        story.seen[node].push({ kind: 'sample', t, phase, status, reason, age: num(age), units: Number(units), budget: Number(budget) });
-      }
+      m[2].split(' │ ').forEach((cell, i) => {
+        const [, status, reason, age, units, budget] = CELL.exec(cell.trim()) ?? [];
+        if (status && order) story.seen[order[i]].push({ kind: 'sample', t, phase, status, reason, age: num(age), units: Number(units), budget: Number(budget) });
+      });
     } else if ((m = TRANSITION.exec(line))) {
       const [, node, from, status, reason, t, age] = m;
       story.seen[node].push({ kind: 'transition', t: Number(t), phase, from, status, reason, age: num(age) });
@@ -110,7 +117,18 @@ test('npm run demo -- --fast plays the whole story and exits 0 on its own', () =
   assert.equal(run.code, 0, failure());
   assert.deepEqual(story.phases.map((p) => p.name), ['healthy', 'silent', 'back', 'revoked', 'restored', 'end'], failure());
   for (const node of NODES) assert.ok(story.seen[node].filter((s) => s.kind === 'sample').length >= 30, `${node}: samples every 0.5 s`);
-  assert.match(run.stdout, /node budget = b × share = 200 × 1\/2 = 100 units; stale window w = node budget \/ r = 100 \/ 20 = 5 s/);
+  assert.match(run.stdout, /node budget = b × share = 200 × 1\/2 = 100 units$/m);
+  assert.match(run.stdout, /stale window w = node budget \/ r = 100 \/ 20 = 5 s$/m);
+});
+
+test(`every line the demo prints is at most ${COLUMNS} columns`, () => {
+  const lines = run.stdout.split('\n');
+  const first = lines.findIndex((line) => line.startsWith('spend-sentinel demo:'));
+  assert.ok(first >= 0, failure());
+  const demoLines = lines.slice(first); // before it: npm's banner and the build's output
+  assert.ok(demoLines.length > 50, `${demoLines.length} lines`);
+  const wide = demoLines.filter((line) => [...line].length > COLUMNS); // columns: code points, not UTF-8 bytes
+  assert.deepEqual(wide.map((line) => `${[...line].length}: ${line}`), [], `lines over ${COLUMNS} columns`);
 });
 
 for (const node of NODES) {
@@ -163,12 +181,10 @@ for (const node of NODES) {
   });
 }
 
-test('the SVG is well-formed XML with both nodes’ status bands, their unverified units and the budget line', () => {
-  assert.equal(story.svg, join(outDir, 't.svg'));
+/** The SVG the demo wrote, parsed: elements with an id, by id. */
+function svgById() {
   const xml = readFileSync(story.svg, 'utf8');
-  const valid = XMLValidator.validate(xml);
-  assert.equal(valid, true, JSON.stringify(valid));
-  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => ['g', 'rect', 'line', 'polyline', 'text'].includes(name) }).parse(xml);
+  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => ['g', 'rect', 'line', 'polyline', 'text', 'path'].includes(name) }).parse(xml);
   const byId = new Map();
   (function walk(value) {
     if (Array.isArray(value)) return value.forEach(walk);
@@ -176,6 +192,26 @@ test('the SVG is well-formed XML with both nodes’ status bands, their unverifi
     if (typeof value.id === 'string') byId.set(value.id, value);
     Object.values(value).forEach(walk);
   })(doc.svg);
+  return byId;
+}
+const textOf = (t) => String(typeof t === 'object' ? t['#text'] : t);
+
+/** The picture's time scale, read off the time axis's labelled ticks ("0 s", "2 s", …): t → x. */
+function timeScale(byId) {
+  const axis = byId.get('time-axis');
+  const ticks = (axis.text ?? []).map((t) => [Number(/^(\d+) s$/.exec(textOf(t))?.[1]), Number(t.x)]).filter(([t]) => Number.isFinite(t));
+  assert.ok(ticks.length >= 5, `labelled ticks on the time axis: ${JSON.stringify(ticks)}`);
+  const [[t0, x0], [t1, x1]] = [ticks[0], ticks.at(-1)];
+  const perSecond = (x1 - x0) / (t1 - t0);
+  return { perSecond, x: (t) => x0 + (t - t0) * perSecond, t: (x) => t0 + (x - x0) / perSecond };
+}
+
+test('the SVG is well-formed XML with both nodes’ status bands, their unverified units and the budget line', () => {
+  assert.equal(story.svg, join(outDir, 't.svg'));
+  const xml = readFileSync(story.svg, 'utf8');
+  const valid = XMLValidator.validate(xml);
+  assert.equal(valid, true, JSON.stringify(valid));
+  const byId = svgById();
   for (const node of NODES) {
     const band = byId.get(`${node}-status`);
     assert.ok(band, `${node}-status band`);
@@ -188,6 +224,71 @@ test('the SVG is well-formed XML with both nodes’ status bands, their unverifi
   assert.equal(budget?.class, 'budget');
   assert.ok(budget['stroke-dasharray'], 'the budget line is dashed');
   for (const id of ['phases', 'time-axis', 'legend', 'unverified-chart']) assert.ok(byId.has(id), id);
+});
+
+test('the SVG: every status band’s reason is in the legend, as "status: reason"', () => {
+  const byId = svgById();
+  const legend = new Set((byId.get('legend').text ?? []).map(textOf));
+  const shown = new Set();
+  for (const node of NODES) {
+    for (const rect of byId.get(`${node}-status`).rect) {
+      const status = rect.class.replace('status status-', '');
+      assert.ok(rect['data-reason'], `${node}: a band without its reason`);
+      shown.add(`${status}: ${rect['data-reason']}`);
+    }
+  }
+  for (const entry of shown) assert.ok(legend.has(entry), `legend lacks "${entry}" (legend: ${[...legend].join(' | ')})`);
+  for (const entry of ['ready: verified', 'degraded: refresh_indeterminate', 'not_ready: evidence_too_old', 'not_ready: invalid_credential']) {
+    assert.ok(shown.has(entry), `the story shows ${entry}`);
+  }
+});
+
+test('the SVG: a time axis ticked every second, and w marked from the last answered refresh to not_ready', () => {
+  const byId = svgById();
+  const scale = timeScale(byId);
+  const total = story.phases.find((p) => p.name === 'end').t;
+  assert.ok(byId.get('time-axis').line.length - 1 >= Math.floor(total) + 1, 'a tick every second (plus the axis line)');
+  const silentAt = story.phases.find((p) => p.name === 'silent').t;
+  for (const node of NODES) {
+    const mark = byId.get(`${node}-window`);
+    assert.ok(mark, `${node}-window`);
+    const span = mark.line.find((l) => l.class === 'window-span');
+    const [from, to] = [scale.t(Number(span.x1)), scale.t(Number(span.x2))];
+    assert.ok(Math.abs(to - from - WINDOW) < 0.05, `${node}: the window spans ${(to - from).toFixed(2)} s on the time axis, not ${WINDOW}`);
+    assert.match(mark.text.map(textOf).join(' '), new RegExp(`w = ${WINDOW} s`));
+    assert.equal(mark.line.filter((l) => l.class === 'age-tick').length, WINDOW - 1, 'a tick per second of evidence age');
+    // It starts at the last refresh the authority answered before the silence …
+    const answered = byId.get(`${node}-refreshes`).rect.filter((r) => r.class === 'refresh refresh-valid').map((r) => scale.t(Number(r.x) + Number(r.width) / 2));
+    const lastBefore = answered.filter((t) => t < silentAt).at(-1);
+    assert.ok(Math.abs(from - lastBefore) < 0.05, `${node}: window from ${from.toFixed(2)} s, last answered refresh at ${lastBefore?.toFixed(2)} s`);
+    // … and ends where the band turns not_ready.
+    const cut = byId.get(`${node}-status`).rect.find((r) => r.class === 'status status-not_ready' && scale.t(Number(r.x)) > silentAt);
+    assert.ok(cut, `${node}: not_ready after the silence in the band`);
+    const cutAt = scale.t(Number(cut.x));
+    assert.ok(Math.abs(cutAt - to) <= 0.3, `${node}: band not_ready at ${cutAt.toFixed(2)} s, window ends at ${to.toFixed(2)} s`);
+  }
+});
+
+test('the SVG: every refused request is drawn, at the time and for the reason it was refused', () => {
+  const byId = svgById();
+  const scale = timeScale(byId);
+  const phase = (name) => {
+    const i = story.phases.findIndex((p) => p.name === name);
+    return { from: story.phases[i].t, to: story.phases[i + 1].t };
+  };
+  const LATE = MAX_REFRESH_GAP + 0.5; // a phase takes effect at the next refresh
+  const during = { evidence_too_old: phase('silent'), budget_exhausted: phase('silent'), invalid_credential: phase('revoked') };
+  for (const node of NODES) {
+    const marks = byId.get(`${node}-refused`)?.rect ?? [];
+    assert.equal(marks.length, story.summary[node].refused, `${node}: one mark per refused request`);
+    assert.ok(marks.length > 0);
+    for (const mark of marks) {
+      const t = scale.t(Number(mark.x) + Number(mark.width) / 2);
+      const when = during[mark['data-reason']];
+      assert.ok(when, `${node}: refused for ${mark['data-reason']}`);
+      assert.ok(t >= when.from - 0.1 && t <= when.to + LATE, `${node}: ${mark['data-reason']} refusal drawn at ${t.toFixed(2)} s`);
+    }
+  }
 });
 
 test('--plan: the default story is about 40 s, the fast one under 20 s with the silence outlasting the window', async () => {

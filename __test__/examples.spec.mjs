@@ -4,9 +4,10 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { parse as parseYaml } from 'yaml';
 import { startFakeAuthority, reply } from './helpers/fake-authority.mjs';
 import { withTimeout, deferred } from './helpers/wait.mjs';
@@ -130,9 +131,102 @@ describe('examples/k8s/deployment.yaml', () => {
   });
 });
 
-test('examples/Dockerfile: glibc base image and a HEALTHCHECK through the CLI on /live', () => {
+describe('examples/Dockerfile', () => {
+  const repo = file('../');
   const dockerfile = readFileSync(file('../examples/Dockerfile'), 'utf8');
-  assert.match(dockerfile, /^FROM node:\d+-bookworm/m);
-  assert.doesNotMatch(dockerfile, /alpine/);
-  assert.match(dockerfile, /HEALTHCHECK[^\n]*\\\n\s*CMD \["node_modules\/\.bin\/spend-sentinel", "probe", "http:\/\/localhost:3000\/live"/);
+  const pkg = JSON.parse(readFileSync(file('../package.json'), 'utf8'));
+  // Instructions, continuation lines joined, comments dropped: [{ op, args }].
+  const instructions = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('#'))
+    .map((line) => {
+      const [, op, args] = /^\s*([A-Z]+)\s+(.*)$/.exec(line);
+      return { op, args: args.trim() };
+    });
+  const all = (op) => instructions.filter((i) => i.op === op);
+  const words = (args) => (args.startsWith('[') ? JSON.parse(args) : args.split(/\s+/));
+  const env = Object.fromEntries(all('ENV').flatMap((i) => i.args.split(/\s+/).map((kv) => kv.split('='))));
+  const workdir = all('WORKDIR').at(-1).args;
+
+  /** The files the image holds, as paths under WORKDIR → the repository file each came from. */
+  const image = new Map();
+  for (const { args } of all('COPY')) {
+    const parts = words(args).filter((w) => !w.startsWith('--'));
+    const dest = parts.pop();
+    for (const src of parts) {
+      const from = join(repo, src);
+      assert.ok(existsSync(from), `COPY ${src}: no such file in the repository (the build context is its root)`);
+      const files = statSync(from).isDirectory()
+        ? readdirSync(from, { recursive: true }).map((rel) => [join(src, rel), join(dest, rel)])
+        : [[src, dest.endsWith('/') || parts.length > 1 ? join(dest, basename(src)) : dest]];
+      for (const [repoPath, imagePath] of files) image.set(normalize(imagePath), repoPath);
+    }
+  }
+  const npmCi = all('RUN').map((i) => i.args).find((a) => /\bnpm ci\b/.test(a));
+  const installed = new Set([
+    ...Object.keys(pkg.dependencies ?? {}),
+    ...(npmCi && /--include=dev/.test(npmCi) ? Object.keys(pkg.devDependencies ?? {}) : []),
+  ]);
+
+  /** Follows a script's imports and requires through the image: every one must be there. */
+  function assertRunnable(script, seen = new Set()) {
+    if (seen.has(script)) return;
+    seen.add(script);
+    assert.ok(image.has(script), `${script}: the image has no such file (copied: ${[...image.keys()].filter((p) => !p.includes('/') || p.startsWith('examples/')).join(', ')})`);
+    // index.js is napi-rs's loader: it requires the one .node of this platform (checked below)
+    // and names every other platform's package, which no image needs.
+    if (script === 'index.js') return;
+    const source = readFileSync(join(repo, image.get(script)), 'utf8');
+    for (const [, spec] of source.matchAll(/(?:\bfrom\s+|\brequire\(|\bimport\()\s*['"]([^'"]+)['"]/g)) {
+      if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
+      if (spec.startsWith('.')) {
+        const target = normalize(join(dirname(script), spec));
+        assertRunnable(/\.[cm]?js$/.test(target) ? target : `${target}.js`, seen);
+      } else if (spec === pkg.name || spec.startsWith(`${pkg.name}/`)) {
+        // the package by its own name: its exports map, from the copied package.json
+        assert.ok(image.has('package.json'), `${script} imports ${spec}: package.json is not copied`);
+        const entry = pkg.exports[spec === pkg.name ? '.' : `.${spec.slice(pkg.name.length)}`];
+        assert.ok(entry, `${spec}: not in package.json exports`);
+        assertRunnable(normalize(entry.default), seen);
+      } else {
+        const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+        assert.ok(installed.has(name), `${script} imports ${name}, which the image's \`${npmCi}\` does not install`);
+      }
+    }
+  }
+
+  test('glibc base image and a HEALTHCHECK through the CLI on /live', () => {
+    assert.match(dockerfile, /^FROM node:\d+-bookworm/m);
+    assert.doesNotMatch(dockerfile, /alpine/);
+    const [healthcheck] = all('HEALTHCHECK');
+    const cmd = JSON.parse(healthcheck.args.slice(healthcheck.args.indexOf('CMD') + 3).trim());
+    assert.deepEqual(cmd.slice(0, 4), ['node', 'js/cli.js', 'probe', `http://localhost:${env.PORT}/live`]);
+    assert.equal(image.get('js/cli.js'), 'js/cli.js');
+    assert.equal(pkg.bin['spend-sentinel'], 'js/cli.js', 'the CLI the HEALTHCHECK runs is the package bin');
+    assertRunnable('js/cli.js');
+  });
+
+  test('every COPY source exists, and the CMD runs a script of the repository with all it imports', () => {
+    assert.equal(workdir, '/app');
+    const cmd = JSON.parse(all('CMD').at(-1).args);
+    assert.equal(cmd[0], 'node');
+    assert.ok(existsSync(join(repo, image.get(cmd[1]) ?? cmd[1])), `CMD runs ${cmd[1]}, which is not in the repository`);
+    assertRunnable(cmd[1]);
+    assert.ok(image.has(`${pkg.napi.binaryName}.linux-x64-gnu.node`), 'the built addon (npm run build) is copied next to index.js');
+    assert.ok(image.has('index.js'));
+  });
+
+  test('docker stop: README and Dockerfile give a stop timeout longer than drain + shutdown timeout', () => {
+    const needed = (Number(env.DRAIN_DELAY_MS) + Number(env.SHUTDOWN_TIMEOUT_MS)) / 1000;
+    assert.ok(needed >= 35, `DRAIN_DELAY_MS + SHUTDOWN_TIMEOUT_MS in the image's ENV: ${needed} s`);
+    const readme = readFileSync(file('../README.md'), 'utf8');
+    for (const [name, text] of [['examples/Dockerfile', dockerfile], ['README.md', readme]]) {
+      const run = [...text.matchAll(/--stop-timeout[ =](\d+)/g)].map((m) => Number(m[1]));
+      const compose = [...text.matchAll(/stop_grace_period: (\d+)s/g)].map((m) => Number(m[1]));
+      assert.ok(run.length > 0, `${name} says how to set docker run --stop-timeout`);
+      assert.ok(compose.length > 0, `${name} says how to set Compose's stop_grace_period`);
+      for (const seconds of [...run, ...compose]) assert.ok(seconds > needed, `${name}: ${seconds} s ≤ drain + shutdown ${needed} s`);
+    }
+  });
 });

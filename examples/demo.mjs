@@ -5,7 +5,9 @@
 // a 5 s window per node) and the probe routes. 20 POST /v1/usage a second go into each node
 // through admission(), over real HTTP, while the story plays (~40 s; --fast: 18 s): healthy, the
 // authority goes silent, comes back, revokes the credential, restores it. Every 0.5 s one line
-// shows each node's GET /ready and unverified units; at the end demo-timeline.svg draws it all.
+// (≤ 100 columns, as every line here) shows each node's GET /ready and unverified units; at the
+// end demo-timeline.svg draws it all: status bands by reason, refreshes, refused requests, and
+// the stale window w from the last answered refresh to the cutoff.
 //
 //   --fast       the short story (for CI): every effect still shows, in 18 s
 //   --out PATH   where to write the SVG (default: demo-timeline.svg in the current directory)
@@ -79,6 +81,7 @@ async function play() {
     });
     const load = startLoad(node.url, UNITS_PER_SECOND);
     node.counts = load.counts;
+    node.refusals = load.refusals;
     stops.push(remove, () => load.stop());
   }
   const chart = setInterval(() => nodes.forEach((n) => recorder.units(n.name, clock.t(), n.sentinel.unverifiedUnits)), 100);
@@ -102,8 +105,15 @@ async function play() {
   for (const stop of stops.splice(0).reverse()) await stop();
   print(endLine(clock.t()));
 
-  writeFileSync(svgPath, renderTimeline({ total, plan, budget: sentinel.nodeBudgetUnits, nodes: nodes.map(timelineOf) }));
-  print(summaryLines(nodes.map((n) => summaryOf(n, starts.get('silent'))), svgPath));
+  const silentAt = starts.get('silent');
+  writeFileSync(svgPath, renderTimeline({
+    total,
+    plan,
+    budget: sentinel.nodeBudgetUnits,
+    windowSeconds: sentinel.staleWindowSeconds,
+    nodes: nodes.map((n) => timelineOf(n, silentAt)),
+  }));
+  print(summaryLines(nodes.map((n) => summaryOf(n, silentAt)), svgPath));
 }
 
 async function sample(node, agent, t) {
@@ -119,12 +129,16 @@ async function sample(node, agent, t) {
   };
 }
 
-function timelineOf(node) {
+function timelineOf(node, silentAt) {
+  const lastValid = silentAt === undefined ? null : authority.lastValid(node.name, clock.stamp(silentAt));
   return {
     name: node.name,
     segments: recorder.segments(node.name, total),
     units: recorder.unitSeries(node.name),
     refreshes: authority.log.filter((e) => e.node === node.name).map((e) => ({ t: clock.t(e.at), answer: e.answer })),
+    refusals: node.refusals.map((r) => ({ t: clock.t(r.at), reason: r.reason })),
+    // the stale window, from the last refresh answered before the silence: the cutoff at age w
+    window: lastValid === null ? null : { from: clock.t(lastValid) },
   };
 }
 

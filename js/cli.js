@@ -9,7 +9,11 @@ const { probe } = require('./probe-client');
 const USAGE = [
   'usage: spend-sentinel probe <url> [--timeout-ms N]   (exit 0 on a 2xx answer, 1 otherwise)',
   '       spend-sentinel window --budget B --rate R [--nodes N | --share S] [--max-stale SECONDS]',
+  '       spend-sentinel help | --help | -h                (this text, on stdout; exit 0)',
 ].join('\n');
+
+/** Asking for help is not a usage error: the usage goes to stdout and the exit code is 0. */
+const HELP = new Set(['help', '--help', '-h']);
 
 /** `window` flags → the `budget` options of `new Sentinel`, validated by the addon itself. */
 const WINDOW_FLAGS = {
@@ -24,8 +28,9 @@ const COMMANDS = {
   window(args) {
     const { values, positionals } = parseArgs({
       args,
-      options: Object.fromEntries(Object.keys(WINDOW_FLAGS).map((flag) => [flag, { type: 'string' }])),
+      options: { ...Object.fromEntries(Object.keys(WINDOW_FLAGS).map((flag) => [flag, { type: 'string' }])), ...HELP_FLAG },
     });
+    if (values.help) return help();
     if (positionals.length > 0) throw new UsageError(`window: unexpected argument "${positionals[0]}"`);
     const budget = {};
     for (const [flag, option] of Object.entries(WINDOW_FLAGS)) {
@@ -37,7 +42,7 @@ const COMMANDS = {
       answer = computeBudget(budget);
     } catch (err) {
       if (err.code !== 'ERR_SPEND_SENTINEL_CONFIG') throw err;
-      throw new UsageError(`window: ${withFlagNames(err.message)}`);
+      throw new UsageError(`window: ${withTypedValue(withFlagNames(err.message), values)}`);
     }
     process.stdout.write(explainWindow(budget, answer));
     return 0;
@@ -46,13 +51,16 @@ const COMMANDS = {
   async probe(args) {
     const { values, positionals } = parseArgs({
       args,
-      options: { 'timeout-ms': { type: 'string', default: '3000' } },
+      options: { 'timeout-ms': { type: 'string', default: '3000' }, ...HELP_FLAG },
       allowPositionals: true,
     });
+    if (values.help) return help();
     if (positionals.length !== 1) throw new UsageError('probe: expects exactly one <url>');
     const url = parseUrl(positionals[0]);
     const timeoutMs = Number(values['timeout-ms']);
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError('probe: --timeout-ms: must be a number of milliseconds > 0');
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new UsageError(`probe: --timeout-ms: must be a number of milliseconds > 0 (got ${JSON.stringify(values['timeout-ms'])})`);
+    }
     const result = await probe(url, { timeoutMs });
     if (result.error) {
       process.stderr.write(`spend-sentinel probe: ${result.error}\n`);
@@ -64,6 +72,24 @@ const COMMANDS = {
 };
 
 class UsageError extends Error {}
+
+const HELP_FLAG = { help: { type: 'boolean', short: 'h' } };
+
+function help() {
+  process.stdout.write(`${USAGE}\n`);
+  return 0;
+}
+
+/**
+ * The addon reports the number it was given (`(got NaN)` for `--budget abc`); a CLI user typed
+ * text, so the message ends with that text instead: `--budget: … (got "abc")`.
+ */
+function withTypedValue(message, values) {
+  const flag = Object.keys(WINDOW_FLAGS).find((f) => message.startsWith(`--${f}:`));
+  if (flag === undefined || values[flag] === undefined) return message;
+  const typed = `(got ${JSON.stringify(values[flag])})`;
+  return /\(got [^()]*\)/.test(message) ? message.replace(/\(got [^()]*\)/, () => typed) : `${message} ${typed}`;
+}
 
 /** `budget.maxStaleSeconds: …` → `--max-stale (budget.maxStaleSeconds): …`, for CLI users. */
 function withFlagNames(message) {
@@ -107,6 +133,7 @@ function parseUrl(text) {
 
 async function main(argv) {
   const [command, ...rest] = argv;
+  if (HELP.has(command)) return help();
   const run = Object.hasOwn(COMMANDS, command ?? '') ? COMMANDS[command] : undefined;
   if (!run) throw new UsageError(command ? `unknown command "${command}"` : 'missing command');
   return run(rest);

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 export function startLoad(baseUrl, perSecond) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   const counts = { admitted: 0, refused: 0, failed: 0, reasons: {} };
+  const refusals = []; // { at (performance.now() when the 503 arrived), reason }, for the timeline
   const inFlight = new Set();
   const origin = performance.now();
   let sent = 0;
@@ -19,6 +20,7 @@ export function startLoad(baseUrl, perSecond) {
         else if (status === 503) {
           counts.refused += 1;
           counts.reasons[json.reason] = (counts.reasons[json.reason] ?? 0) + 1;
+          refusals.push({ at: performance.now(), reason: json.reason });
         } else counts.failed += 1;
       },
       () => (counts.failed += 1),
@@ -39,6 +41,7 @@ export function startLoad(baseUrl, perSecond) {
 
   return {
     counts,
+    refusals,
     /** Stops sending, waits for the answers still on their way, and closes the sockets. */
     async stop() {
       clearTimeout(timer);
@@ -48,7 +51,7 @@ export function startLoad(baseUrl, perSecond) {
   };
 }
 
-/** GET /ready: the SPEC §3 body as the probe serves it. */
+/** GET /ready: the body the probe serves ({ status, evidence_age_seconds, reason }). */
 export function readReady(baseUrl, agent) {
   return request(`${baseUrl}/ready`, 'GET', agent).then(({ json }) => json);
 }

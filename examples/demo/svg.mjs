@@ -1,21 +1,38 @@
-// demo-timeline.svg, written by hand: per node a band of readiness over time (with the refreshes
-// the authority saw under it), then the unverified units of each node against the node budget.
-// Stable ids for tools and tests: phases, <node>-status, <node>-refreshes, unverified-chart,
-// budget-line, <node>-unverified, time-axis, legend. Colours are attributes (any viewer shows
-// them); classes say what each element is.
+// demo-timeline.svg, written by hand: per node a band of readiness over time (each stretch
+// coloured by its reason and labelled where it fits; every reason is in the legend), the refreshes
+// the authority saw and the requests admission refused under it, and the stale window w drawn from
+// the last refresh answered before the silence to the cutoff (with 1 s ticks, so "not_ready at
+// evidence age 5 s" reads off the picture); then the unverified units of each node against the
+// node budget, over a time axis with a tick every second.
+// Stable ids for tools and tests: phases, <node>-status, <node>-refreshes, <node>-refused,
+// <node>-window, unverified-chart, budget-line, <node>-unverified, time-axis, legend. Colours are
+// attributes (any viewer shows them); classes say what each element is.
 
 const STATUS_FILL = { ready: '#2e9d4f', degraded: '#f0a400', not_ready: '#d64541' };
-const STATUS_TEXT = { ready: '#fff', degraded: '#222', not_ready: '#fff' };
+const REASON_FILL = {
+  verified: '#2e9d4f',
+  refresh_indeterminate: '#f0a400',
+  evidence_too_old: '#d64541',
+  budget_exhausted: '#c2185b',
+  invalid_credential: '#7b1010',
+  capability_missing: '#6a1b9a',
+  no_evidence: '#757575',
+  no_fleet_lease: '#a04000',
+  shutting_down: '#455a64',
+  internal_error: '#000000',
+};
+const TEXT_ON = (fill) => (fill === REASON_FILL.refresh_indeterminate ? '#222' : '#fff');
 const NODE_STROKE = ['#1f6fd1', '#8e44ad'];
 const REFRESH_FILL = { valid: '#1b5e20', held: '#9e9e9e', revoked: '#8b0000' };
 const REFRESH_LABEL = { valid: 'answered', held: 'never answered', revoked: '401' };
+const WINDOW_STROKE = '#222';
 
 const WIDTH = 1000;
 const LEFT = 110;
 const PLOT = WIDTH - LEFT - 20;
 const BAND_TOP = 58;
 const BAND = 24;
-const BAND_STEP = 42;
+const ROW = 84; // band, refreshes, refused requests, window
 const CHART_HEIGHT = 190;
 
 export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
@@ -24,17 +41,20 @@ const attrs = (o) => Object.entries(o).map(([k, v]) => ` ${k}="${esc(typeof v ==
 export const el = (name, a, children) => (children === undefined ? `<${name}${attrs(a)}/>` : `<${name}${attrs(a)}>${children}</${name}>`);
 export const text = (a, s) => el('text', a, esc(s));
 
+const fillOf = (status, reason) => REASON_FILL[reason] ?? STATUS_FILL[status];
+
 /**
- * `total` seconds; `plan` the story phases; `budget` units per node; `nodes`:
- * [{ name, segments: [{ from, to, status, reason }], units: [[t, units]], refreshes: [{ t, answer }] }].
+ * `total` seconds; `plan` the story phases; `budget` units per node; `windowSeconds` w; `nodes`:
+ * [{ name, segments: [{ from, to, status, reason }], units: [[t, units]], refreshes: [{ t, answer }],
+ *    refusals: [{ t, reason }], window: { from } | null (the last answered refresh before the silence) }].
  */
-export function renderTimeline({ total, plan, budget, nodes }) {
+export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes }) {
   const x = (t) => LEFT + (Math.min(Math.max(t, 0), total) / total) * PLOT;
-  const chartTop = BAND_TOP + nodes.length * BAND_STEP + 14;
+  const pxPerSecond = PLOT / total;
+  const chartTop = BAND_TOP + nodes.length * ROW + 4;
   const chartBottom = chartTop + CHART_HEIGHT;
   const yMax = budget * 1.2;
   const y = (u) => chartBottom - (u / yMax) * CHART_HEIGHT;
-  const height = chartBottom + 96;
 
   const phases = plan.map((p, i) => [
     i % 2 ? el('rect', { class: 'phase-bg', x: x(p.start), y: 36, width: x(p.end) - x(p.start), height: chartBottom - 36, fill: '#f3f3f3' }) : '',
@@ -42,22 +62,31 @@ export function renderTimeline({ total, plan, budget, nodes }) {
     text({ class: 'phase-label', x: x(p.start) + 4, y: 48, fill: '#444' }, p.name),
   ].join(''));
 
-  const bands = nodes.map((node, i) => {
-    const top = BAND_TOP + i * BAND_STEP;
+  const reasons = new Map(); // `status: reason` → fill, in order of appearance
+  const rowLabel = (yy, s) => text({ x: LEFT - 8, y: yy, 'text-anchor': 'end', 'font-size': 9, fill: '#555' }, s);
+  const rows = nodes.map((node, i) => {
+    const top = BAND_TOP + i * ROW;
     const rects = node.segments.map((s) => {
-      const w = x(s.to) - x(s.from);
-      const label = w > s.reason.length * 6.5 + 8
-        ? text({ x: x(s.from) + w / 2, y: top + 16, 'text-anchor': 'middle', 'font-size': 11, fill: STATUS_TEXT[s.status] }, s.reason)
+      const fill = fillOf(s.status, s.reason);
+      reasons.set(`${s.status}: ${s.reason}`, fill);
+      const width = x(s.to) - x(s.from);
+      const label = width > s.reason.length * 6.5 + 8
+        ? text({ class: 'status-label', x: x(s.from) + width / 2, y: top + 16, 'text-anchor': 'middle', 'font-size': 11, fill: TEXT_ON(fill) }, s.reason)
         : '';
       const tip = el('title', {}, esc(`${node.name}: ${s.status} (${s.reason}) ${s.from.toFixed(2)}–${s.to.toFixed(2)} s`));
-      return el('rect', { class: `status status-${s.status}`, 'data-reason': s.reason, x: x(s.from), y: top, width: w, height: BAND, fill: STATUS_FILL[s.status] }, tip) + label;
+      return el('rect', { class: `status status-${s.status}`, 'data-reason': s.reason, x: x(s.from), y: top, width, height: BAND, fill }, tip) + label;
     });
     const ticks = node.refreshes.filter((r) => r.t >= 0 && r.t <= total).map((r) =>
-      el('rect', { class: `refresh refresh-${r.answer}`, x: x(r.t) - 1, y: top + BAND + 2, width: 2, height: 7, fill: REFRESH_FILL[r.answer] }),
+      el('rect', { class: `refresh refresh-${r.answer}`, x: x(r.t) - 1, y: top + BAND + 3, width: 2, height: 8, fill: REFRESH_FILL[r.answer] }),
+    );
+    const refused = node.refusals.map((r) =>
+      el('rect', { class: 'refused', 'data-reason': r.reason, x: x(r.t) - 0.6, y: top + BAND + 15, width: 1.2, height: 8, fill: fillOf('not_ready', r.reason) }),
     );
     return [
       el('g', { id: `${node.name}-status`, class: 'status-band' }, text({ x: LEFT - 8, y: top + 16, 'text-anchor': 'end', 'font-weight': 'bold' }, node.name) + rects.join('')),
-      el('g', { id: `${node.name}-refreshes`, class: 'refreshes' }, ticks.join('')),
+      el('g', { id: `${node.name}-refreshes`, class: 'refreshes' }, rowLabel(top + BAND + 10, 'refreshes') + ticks.join('')),
+      el('g', { id: `${node.name}-refused`, class: 'refused-requests' }, rowLabel(top + BAND + 22, `refused (${node.refusals.length})`) + refused.join('')),
+      node.window ? windowMark(node, { x, w, pxPerSecond, top, y: top + BAND + 36 }) : '',
     ].join('');
   });
 
@@ -85,27 +114,32 @@ export function renderTimeline({ total, plan, budget, nodes }) {
     text({ x: LEFT + PLOT - 4, y: y(budget) - 5, 'text-anchor': 'end', 'font-size': 11, fill: '#d64541' }, `node budget: ${budget} units per node`),
   ].join(''));
 
-  const axis = timeAxis({ x, total, y: chartBottom, left: LEFT, right: LEFT + PLOT });
+  const axis = timeAxis({ x, total, y: chartBottom, left: LEFT, right: LEFT + PLOT, label: 'story time (s)', minorStep: 1 });
 
-  const legendY = chartBottom + 46;
+  const swatch = (fill) => (lx, ly) => el('rect', { x: lx, y: ly - 9, width: 14, height: 10, fill });
   const legendItems = [
-    ...Object.entries(STATUS_FILL).map(([status, fill]) => ({ mark: (lx, ly) => el('rect', { x: lx, y: ly - 9, width: 14, height: 10, fill }), label: status })),
+    ...[...reasons].map(([label, fill]) => ({ mark: swatch(fill), label, class: 'legend-reason' })),
     ...nodes.map((node, i) => ({ mark: (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke: NODE_STROKE[i % NODE_STROKE.length], 'stroke-width': 2 }), label: `${node.name} unverified` })),
     { mark: (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke: '#d64541', 'stroke-dasharray': '4 2', 'stroke-width': 1.5 }), label: 'node budget' },
     ...Object.entries(REFRESH_FILL).map(([answer, fill]) => ({ mark: (lx, ly) => el('rect', { x: lx + 6, y: ly - 10, width: 2, height: 9, fill }), label: `refresh ${REFRESH_LABEL[answer]}` })),
+    { mark: (lx, ly) => el('rect', { x: lx + 6, y: ly - 10, width: 1.2, height: 9, fill: REASON_FILL.evidence_too_old }), label: 'refused request (503), coloured by reason' },
+    { mark: (lx, ly) => el('path', { d: `M${lx} ${ly - 8}v6M${lx} ${ly - 5}h14M${lx + 14} ${ly - 8}v6`, stroke: WINDOW_STROKE, fill: 'none' }), label: `w = ${w} s from the last answered refresh to not_ready` },
   ];
+  const legendY = chartBottom + 58;
   const legend = legendRows(legendItems, { left: LEFT, right: LEFT + PLOT, y: legendY });
+  const legendRowsUsed = Number(/data-rows="(\d+)"/.exec(legend)[1]);
+  const height = legendY + legendRowsUsed * 18 + 8;
 
   const title = `spend-sentinel demo (${total} s story): readiness and unverified units of ${nodes.map((n) => n.name).join(' and ')}`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${n1(height)}" viewBox="0 0 ${WIDTH} ${n1(height)}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
     el('title', {}, esc(title)),
-    el('desc', {}, esc(`Phases: ${plan.map((p) => `${p.name} ${p.start}–${p.end} s`).join(', ')}. Status bands: ready green, degraded amber, not_ready red.`)),
+    el('desc', {}, esc(`Phases: ${plan.map((p) => `${p.name} ${p.start}–${p.end} s`).join(', ')}. Status bands coloured by reason: ${[...reasons.keys()].join(', ')}. Under each band: refreshes, refused requests, and the stale window w = ${w} s.`)),
     el('rect', { width: WIDTH, height, fill: '#fff' }),
     text({ x: LEFT, y: 22, 'font-size': 14, 'font-weight': 'bold' }, title),
     el('g', { id: 'phases' }, phases.join('')),
-    ...bands,
+    ...rows,
     chart,
     axis,
     legend,
@@ -115,12 +149,39 @@ export function renderTimeline({ total, plan, budget, nodes }) {
 }
 
 /**
- * The `time-axis` group: a line at `y` from `left` to `right`, a tick and a label every 2 s (5 s
- * for stories over 20 s); `label` (e.g. 'time (s)') under the ticks when given.
+ * The `<node>-window` group: the stale window w as a bracket on the time scale, from the last
+ * refresh the authority answered before the silence (evidence age 0) to age w, a tick per second
+ * of evidence age, and a dashed line up through the band where the node turned not_ready.
  */
-export function timeAxis({ x, total, y, left, right, label }) {
+function windowMark(node, { x, w, pxPerSecond, top, y }) {
+  const from = node.window.from;
+  const x0 = x(from);
+  const x1 = x0 + w * pxPerSecond;
+  const ticks = [];
+  for (let s = 1; s < w; s += 1) ticks.push(el('line', { class: 'age-tick', x1: x0 + s * pxPerSecond, x2: x0 + s * pxPerSecond, y1: y - 2, y2: y + 2, stroke: WINDOW_STROKE }));
+  return el('g', { id: `${node.name}-window`, class: 'window', 'data-from': n1(from), 'data-seconds': w }, [
+    el('line', { class: 'window-start', x1: x0, x2: x0, y1: top + BAND + 3, y2: y + 4, stroke: WINDOW_STROKE, 'stroke-dasharray': '2 2' }),
+    el('line', { class: 'window-end', x1: x1, x2: x1, y1: top, y2: y + 4, stroke: WINDOW_STROKE, 'stroke-dasharray': '2 2' }),
+    el('line', { class: 'window-span', x1: x0, x2: x1, y1: y, y2: y, stroke: WINDOW_STROKE, 'stroke-width': 1.5 }),
+    ...ticks,
+    text({ class: 'window-label', x: x1 + 4, y: y + 4, 'font-size': 11 }, `w = ${w} s: evidence too old → not_ready`),
+    text({ x: x0 - 4, y: y + 4, 'text-anchor': 'end', 'font-size': 9, fill: '#555' }, 'last answer'),
+  ].join(''));
+}
+
+/**
+ * The `time-axis` group: a line at `y` from `left` to `right`, a tick and a label every 2 s (5 s
+ * for stories over 20 s), and an unlabelled one every `minorStep` s when given; `label` (e.g.
+ * 'time (s)') under the ticks when given.
+ */
+export function timeAxis({ x, total, y, left, right, label, minorStep }) {
   const step = total <= 20 ? 2 : 5;
   const ticks = [];
+  if (minorStep) {
+    for (let t = 0; t <= total + 1e-9; t += minorStep) {
+      if (Math.abs(t / step - Math.round(t / step)) > 1e-9) ticks.push(el('line', { class: 'minor-tick', x1: x(t), x2: x(t), y1: y, y2: y + 3, stroke: '#888' }));
+    }
+  }
   for (let t = 0; t <= total + 1e-9; t += step) {
     ticks.push(el('line', { x1: x(t), x2: x(t), y1: y, y2: y + 5, stroke: '#444' }) + text({ x: x(t), y: y + 18, 'text-anchor': 'middle', 'font-size': 11 }, `${t} s`));
   }
@@ -132,11 +193,13 @@ export function timeAxis({ x, total, y, left, right, label }) {
 export function legendRows(items, { left, right, y }) {
   let lx = left;
   let ly = y;
-  return el('g', { id: 'legend', 'font-size': 11 }, items.map((item) => {
+  let row = 1;
+  const body = items.map((item) => {
     const width = 26 + item.label.length * 6.6;
-    if (lx + width > right) [lx, ly] = [left, ly + 18]; // next row
-    const out = item.mark(lx, ly) + text({ x: lx + 18, y: ly }, item.label);
+    if (lx + width > right) [lx, ly, row] = [left, ly + 18, row + 1]; // next row
+    const out = item.mark(lx, ly) + text({ x: lx + 18, y: ly, ...(item.class && { class: item.class }) }, item.label);
     lx += width;
     return out;
-  }).join(''));
+  }).join('');
+  return el('g', { id: 'legend', 'font-size': 11, 'data-rows': row }, body);
 }
