@@ -29,10 +29,13 @@ export function readmeSnippets(markdown) {
       if (open >= 0) marker = lines.slice(open, start).join('\n');
     }
     const snippet = { line: start + 1, lang, code, marker: null, declarations: '', reason: null };
-    // A program that runs as pasted (readme.spec.mjs runs it) is checked too, with nothing declared.
-    const check =
-      marker && (/^<!--\s*check-snippet\b([\s\S]*?)-->\s*$/.exec(marker) ?? /^<!--\s*runs-as-pasted:[^\n]*-->\s*$()/.exec(marker));
-    const fragment = marker && /^<!--\s*fragment:\s*([\s\S]*?)\s*-->\s*$/.exec(marker);
+    const check = marker && /^<!--\s*check-snippet\b([\s\S]*?)-->\s*$/.exec(marker);
+    // A program that runs as pasted is run by readme.spec.mjs, a stronger check than compiling
+    // it (and plain JavaScript as a reader would write it, without type annotations).
+    const fragment =
+      marker &&
+      (/^<!--\s*fragment:\s*([\s\S]*?)\s*-->\s*$/.exec(marker) ??
+        /^<!--\s*(runs-as-pasted:[^\n]*?)\s*-->\s*$/.exec(marker));
     if (check) {
       snippet.marker = 'check';
       snippet.declarations = check[1].trim();
