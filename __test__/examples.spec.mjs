@@ -112,6 +112,19 @@ describe('examples/k8s/deployment.yaml', () => {
     assert.ok(exposure(container.startupProbe) >= 30, 'startup gives the first refresh generous time');
   });
 
+  test('a rollout keeps the static share: nodes (REPLICAS) ≥ replicas + maxSurge', () => {
+    // Kubernetes' defaults: RollingUpdate with maxSurge 25%, a percentage rounded up.
+    const strategy = manifest.spec.strategy ?? { type: 'RollingUpdate' };
+    const surge = strategy.type === 'Recreate' ? 0 : (strategy.rollingUpdate?.maxSurge ?? '25%');
+    const maxSurge = typeof surge === 'string' ? Math.ceil((manifest.spec.replicas * Number.parseFloat(surge)) / 100) : surge;
+    assert.ok(Number.isInteger(maxSurge) && maxSurge >= 0, `maxSurge ${surge}`);
+    const nodes = Number(env.REPLICAS);
+    assert.ok(
+      nodes >= manifest.spec.replicas + maxSurge,
+      `nodes ${nodes} < replicas ${manifest.spec.replicas} + maxSurge ${maxSurge}: a rollout would pass b`,
+    );
+  });
+
   test('terminationGracePeriodSeconds exceeds drain delay + shutdown timeout', () => {
     const needed = (Number(env.DRAIN_DELAY_MS) + Number(env.SHUTDOWN_TIMEOUT_MS)) / 1000;
     assert.ok(pod.terminationGracePeriodSeconds > needed, `${pod.terminationGracePeriodSeconds} s ≤ ${needed} s`);
