@@ -50,6 +50,12 @@ export declare class Sentinel {
    */
   isServing(): boolean
   /**
+   * `true` for good once the first refresh has finished, with any outcome (a timeout or an
+   * unreachable authority included); `false` before. What `/startup` answers: the sentinel
+   * has started even while the authority is down. Not for hot paths (it takes the lock).
+   */
+  hasRefreshed(): boolean
+  /**
    * Call before recording `units` (default 1) of usage: `true` (and the units are counted as
    * unverified exposure) when the node may take them, `false` otherwise (nothing changes).
    * Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless `units` is a finite number ≥ 0.

@@ -3,7 +3,7 @@
 //   /ready    readiness over HTTP; reads memory only
 //   /live     this process only (event-loop delay), never the authority, never draining;
 //             ?deep=1 adds bounded, shared `checks`
-//   /startup  latches once the sentinel has first been ready or degraded
+//   /startup  latches once the sentinel's first refresh has finished, whatever its outcome
 // Every other request passes on untouched; bad options fail with ERR_SPEND_SENTINEL_CONFIG.
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -530,6 +530,27 @@ for (const fw of FRAMEWORKS) {
       const res = await request(`${url}/startup`);
       assert.deepEqual([res.status, res.json], [200, { status: 'started' }]);
       assert.equal((await request(`${url}/ready`)).status, 503);
+    });
+
+    test(`${fw.name}: an authority hanging from the start → /startup 200 within timeoutMs while /ready stays 503; probes created later agree`, async () => {
+      const TIMEOUT_MS = 800;
+      const { sentinel } = makeSentinel(never, { budget: ROOMY.budget, refresh: { timeoutMs: TIMEOUT_MS } });
+      const created = now();
+      const { url } = await serve(fw, sentinel);
+      const starting = await request(`${url}/startup`);
+      assert.deepEqual([starting.status, starting.json], [503, { status: 'starting' }], 'starting while the first refresh is in flight');
+      const started = await pollEndpoint(`${url}/startup`, (r) => r.status === 200, {
+        ms: TIMEOUT_MS + 1500,
+        label: '/startup to say started once the first refresh timed out',
+      });
+      assert.deepEqual(started.json, { status: 'started' });
+      assert.ok(now() - created >= TIMEOUT_MS - 50, `not before the refresh timed out (${Math.round(now() - created)} ms)`);
+      assert.equal(sentinel.hasRefreshed(), true);
+      const ready = await request(`${url}/ready`);
+      assert.equal(ready.status, 503, `/ready stays 503: ${ready.text}`);
+      const later = await serve(fw, sentinel);
+      const again = await request(`${later.url}/startup`);
+      assert.deepEqual([again.status, again.json], [200, { status: 'started' }], 'a probes instance created after the first refresh');
     });
 
     test(`${fw.name}: a sentinel already ready when the probes are created counts as started`, async () => {

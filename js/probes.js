@@ -4,7 +4,9 @@
 //
 // The rules a probe must keep (README, The probes): /ready only reads memory; /live never depends on the
 // authority and never on draining, only on this process being able to run its event loop;
-// /startup latches once the sentinel has first served. No probe returns error text.
+// /startup latches once the sentinel's first refresh has finished, whatever its outcome, so an
+// authority outage during a rollout cannot keep new pods "starting". The latch is the sentinel's
+// own (`sentinel.hasRefreshed()`), so every probes instance agrees. No probe returns error text.
 
 const { startLoopDelayMonitor } = require('./loop-delay');
 const { readOptions, checkSentinel, configError, milliseconds, path, optionalString } = require('./options');
@@ -44,7 +46,6 @@ function createProbes(where, sentinel, options, extra = {}) {
   }
   const release = config.release ?? (process.env.RELEASE_SHA || 'dev');
   const loop = startLoopDelayMonitor({ maxDelayMs: config.maxEventLoopDelayMs, sampleMs: config.eventLoopSampleMs });
-  const startup = new StartupLatch(sentinel);
   const deep = new DeepChecks(config.checks, config.checkTimeoutMs);
 
   const probes = {
@@ -63,11 +64,10 @@ function createProbes(where, sentinel, options, extra = {}) {
       if (!isDeep) return answer;
       return deep.run().then((checks) => ({ statusCode: answer.statusCode, body: { ...answer.body, checks } }));
     },
-    startup: () => startupAnswer(startup.started()),
-    /** Stops the monitor and forgets the sentinel's listener (Fastify calls it on close). */
+    startup: () => startupAnswer(sentinel.hasRefreshed()),
+    /** Stops the event-loop monitor (Fastify calls it on close). */
     close() {
       loop.stop();
-      startup.stop();
     },
   };
   return probes;
@@ -90,38 +90,6 @@ function livenessAnswer(delayMs, maxDelayMs, release) {
 
 function startupAnswer(started) {
   return started ? { statusCode: 200, body: { status: 'started' } } : { statusCode: 503, body: { status: 'starting' } };
-}
-
-/** Becomes true for good once the sentinel has been `ready` or `degraded`. */
-class StartupLatch {
-  constructor(sentinel) {
-    this.sentinel = sentinel;
-    this.isStarted = sentinel.isServing();
-    this.removeListener = null;
-    if (!this.isStarted) {
-      // The listener catches a short-lived `ready` that no /startup request happened to see.
-      this.removeListener = sentinel.onTransition((event) => {
-        if (event.to !== 'not_ready') this.latch();
-      });
-    }
-  }
-
-  started() {
-    if (!this.isStarted && this.sentinel.isServing()) this.latch();
-    return this.isStarted;
-  }
-
-  latch() {
-    this.isStarted = true;
-    this.stop();
-  }
-
-  stop() {
-    const remove = this.removeListener;
-    this.removeListener = null;
-    // Deferred: this may run inside the sentinel's own listener loop.
-    if (remove) queueMicrotask(remove);
-  }
 }
 
 /**
@@ -150,8 +118,9 @@ class DeepChecks {
   runOne(check) {
     let timer;
     const timeout = new Promise((resolve) => {
+      // Not unref'd: the bound must fire even when nothing else keeps the process alive (a
+      // `fastify.inject()` without a listening server); it lasts `timeoutMs` at most.
       timer = setTimeout(resolve, this.timeoutMs, 'timeout');
-      timer.unref();
     });
     const outcome = new Promise((resolve) => resolve(check())).then(
       (value) => (value === false ? 'error' : 'ok'),

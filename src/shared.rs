@@ -90,6 +90,11 @@ impl Shared {
         self.with_guard(|guard| guard.readiness(clock::now()))
     }
 
+    /// Whether the first refresh has finished (any outcome).
+    pub fn has_refreshed(&self) -> bool {
+        self.with_guard(|guard| guard.has_refreshed())
+    }
+
     /// Admission (README, API). Counts the units (or the refusal) for the metrics, and wakes the watcher when
     /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {

@@ -40,6 +40,8 @@ pub struct Guard {
     evidence: Evidence,
     ledger: Ledger,
     lifecycle: Lifecycle,
+    /// Whether a refresh has finished, with any outcome (the `/startup` latch).
+    refreshed: bool,
 }
 
 impl Guard {
@@ -50,6 +52,7 @@ impl Guard {
             evidence: Evidence::default(),
             ledger: Ledger::default(),
             lifecycle: Lifecycle::Running,
+            refreshed: false,
         }
     }
 
@@ -128,9 +131,16 @@ impl Guard {
             return;
         }
         self.evidence.record(outcome, ticket.sent_at);
+        self.refreshed = true;
         if outcome == Outcome::Valid {
             self.ledger.verified_up_to(ticket.ledger_mark);
         }
+    }
+
+    /// `true` for good once a refresh has finished, whatever its outcome (an `indeterminate`
+    /// timeout included): the sentinel has started, even when the authority is down.
+    pub fn has_refreshed(&self) -> bool {
+        self.refreshed
     }
 
     /// The next moment at which readiness may change with no event but time passing (the
@@ -244,6 +254,23 @@ mod tests {
             (Status::NotReady, Reason::BudgetExhausted)
         );
         assert!(!guard.admit(0.0, ms(100)));
+    }
+
+    #[test]
+    fn any_finished_refresh_latches_has_refreshed_even_an_indeterminate_one() {
+        let mut guard = seed_guard();
+        assert!(!guard.has_refreshed());
+        let ticket = guard.refresh_sent(ms(0)).unwrap();
+        assert!(
+            !guard.has_refreshed(),
+            "a refresh in flight has not finished"
+        );
+        guard.refresh_answered(ticket, Outcome::Indeterminate);
+        assert!(guard.has_refreshed());
+        assert_eq!(guard.readiness(ms(1)).status, Status::NotReady);
+        verified_at(&mut guard, ms(2));
+        guard.drain();
+        assert!(guard.has_refreshed(), "a latch: nothing unsets it");
     }
 
     #[test]
