@@ -30,6 +30,24 @@ async function fastifyWiring() {
   spendSentinel.gracefulShutdown(f, sentinel, { drainDelayMs: 0 });
   // @ts-expect-error the plugin needs its sentinel
   await f.register(spendSentinel, { readyPath: '/r' });
+  // Fastify's own registration options, and route options for the probe routes (OpenAPI).
+  await f.register(spendSentinel, {
+    sentinel,
+    prefix: '/internal',
+    logLevel: 'warn',
+    routeOptions: {
+      schema: { tags: ['ops'] },
+      config: { openapi: true },
+      ready: { schema: { summary: 'readiness', response: { 200: { type: 'object' } } } },
+    },
+  });
+  // `fastify.sentinel`, as plugins decorate
+  const decorated: Sentinel = f.sentinel;
+  void decorated;
+  // @ts-expect-error a probe route option is `schema` or `config`, not a handler
+  await f.register(spendSentinel, { sentinel, routeOptions: { handler: async () => 'x' } });
+  // @ts-expect-error the prefix is a string
+  await f.register(spendSentinel, { sentinel, prefix: 1 });
 }
 void fastifyWiring;
 

@@ -1,5 +1,8 @@
 import type {
   FastifyInstance,
+  FastifySchema,
+  FastifyContextConfig,
+  RegisterOptions,
   FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -14,10 +17,26 @@ import type * as common from './common';
 declare function spendSentinel(instance: FastifyInstance, options: spendSentinel.PluginOptions): Promise<void>;
 
 declare namespace spendSentinel {
-  export interface PluginOptions extends common.ProbeOptions {
+  /**
+   * The probe options, and Fastify's own registration options, which apply to the probe routes:
+   * `prefix` (`{ prefix: '/internal' }` serves `/internal/ready`…), `logLevel`, `logSerializers`.
+   */
+  export interface PluginOptions extends common.ProbeOptions, Omit<RegisterOptions, 'logLevel'> {
     sentinel: Sentinel;
     /** Log level of the probe routes. Default `"warn"` (probes are frequent). */
-    logLevel?: string;
+    logLevel?: RegisterOptions['logLevel'];
+    /**
+     * Fastify route options for the probe routes, e.g. OpenAPI/Swagger `schema`s: shared by the
+     * three, or per probe (`ready`, `live`, `startup`: its `schema` replaces the shared one, its
+     * `config` is merged over it). Probes answer in the first `onRequest` hook, so a schema
+     * documents them but validates nothing; `config.rateLimit` stays `false`.
+     */
+    routeOptions?: ProbeRouteOptions & { ready?: ProbeRouteOptions; live?: ProbeRouteOptions; startup?: ProbeRouteOptions };
+  }
+  export interface ProbeRouteOptions {
+    /** Fastify's route schema, plus what schema plugins add (`tags`, `summary`, `hide`…). */
+    schema?: FastifySchema & Record<string, unknown>;
+    config?: FastifyContextConfig & Record<string, unknown>;
   }
   export type ProbeOptions = common.ProbeOptions;
   /** Options of `admission`; `units` gets the route's request (`RouteGeneric`: `{ Body, Querystring, Params, Headers }`). */
@@ -38,6 +57,16 @@ declare namespace spendSentinel {
   /** On SIGTERM/SIGINT: drain, wait, `app.close()`, close the sentinel, exit 0. */
   export function gracefulShutdown(app: FastifyInstance, sentinel: Sentinel, options?: GracefulShutdownOptions): ShutdownHandle;
   export { spendSentinel, spendSentinel as default };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The sentinel given to `register(spendSentinel, { sentinel })` in this context (or a parent).
+     * A second registration in the same context must give the same sentinel.
+     */
+    sentinel: Sentinel;
+  }
 }
 
 export = spendSentinel;

@@ -5,18 +5,66 @@
 
 const fp = require('fastify-plugin');
 const { createProbes } = require('./probes');
+const { configError } = require('./options');
 const { createAdmission } = require('./admission');
 const { gracefulShutdown: shutdownFor } = require('./shutdown');
 const { BASE_HEADERS, isDeep } = require('./http-answer');
 
+const PROBES = ['ready', 'live', 'startup'];
+const ROUTE_KEYS = ['schema', 'config'];
+
 const FASTIFY_OPTIONS = {
+  // Fastify's own registration options (`app.register(plugin, { prefix, logLevel, logSerializers })`).
+  // Fastify applies them to an encapsulated plugin; this one is not encapsulated (its hook must
+  // see the whole app), so it applies them to its routes itself.
+  prefix: (value, fail) => {
+    if (value === undefined || value === '') return '';
+    if (typeof value !== 'string' || !value.startsWith('/')) fail('must be a path starting with "/", e.g. "/internal"');
+    return value.replace(/\/+$/, '');
+  },
   // Probes arrive every few seconds from every kubelet: keep them out of the info-level log.
   logLevel: (value, fail) => {
     if (value === undefined) return 'warn';
     if (typeof value !== 'string' || value === '') fail('must be a Fastify log level such as "warn"');
     return value;
   },
+  logSerializers: (value, fail) => {
+    if (value === undefined) return undefined;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('must be an object of serializer functions');
+    return value;
+  },
+  routeOptions: readRouteOptions,
 };
+
+/**
+ * `routeOptions: { schema, config, ready: { schema, config }, live: …, startup: … }`: Fastify
+ * route options for the probe routes (e.g. OpenAPI schemas), shared or per probe (per probe
+ * wins: its `schema` replaces the shared one, its `config` is merged over the shared one).
+ */
+function readRouteOptions(value, fail) {
+  const perProbe = { ready: {}, live: {}, startup: {} };
+  if (value === undefined) return perProbe;
+  const readOne = (obj, allowed, where) => {
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) fail(`${where}must be an object`);
+    for (const key of Object.keys(obj)) {
+      if (!allowed.includes(key)) fail(`${where}"${key}" is not a route option here (known: ${allowed.join(', ')})`);
+    }
+    for (const key of ROUTE_KEYS) {
+      if (obj[key] !== undefined && (obj[key] === null || typeof obj[key] !== 'object' || Array.isArray(obj[key]))) {
+        fail(`${where}${key} must be an object`);
+      }
+    }
+  };
+  readOne(value, [...ROUTE_KEYS, ...PROBES], '');
+  for (const probe of PROBES) {
+    const own = value[probe] ?? {};
+    readOne(own, ROUTE_KEYS, `${probe}: `);
+    const schema = own.schema ?? value.schema;
+    const config = { ...value.config, ...own.config };
+    perProbe[probe] = schema === undefined ? { config } : { schema, config };
+  }
+  return perProbe;
+}
 
 /** Marks the probe routes so the early hook recognises them without comparing paths. */
 const PROBE_ROUTE = Symbol('spend-sentinel probe route');
@@ -24,6 +72,7 @@ const PROBE_ROUTE = Symbol('spend-sentinel probe route');
 async function spendSentinelPlugin(app, opts) {
   const { sentinel, ...options } = opts;
   const p = createProbes('spendSentinel', sentinel, options, FASTIFY_OPTIONS);
+  decorateSentinel(app, sentinel);
   app.addHook('onClose', async () => p.close());
 
   const answer = async (request, reply) => {
@@ -32,22 +81,45 @@ async function spendSentinelPlugin(app, opts) {
     return reply.code(result.statusCode).headers(BASE_HEADERS).send(JSON.stringify(result.body));
   };
   // Answered in onRequest, the first hook: a rate limiter or auth check added to the app after
-  // this plugin (as an onRequest hook, or as a preHandler) never runs for a probe.
+  // this plugin (as an onRequest hook, or as a preHandler) never runs for a probe. So do body
+  // parsing and validation: a route `schema` documents the probe, it does not check requests.
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.[PROBE_ROUTE] !== undefined) return answer(request, reply);
   });
-  for (const [probe, url] of [
-    ['ready', p.config.readyPath],
-    ['live', p.config.livePath],
-    ['startup', p.config.startupPath],
-  ]) {
+  for (const probe of PROBES) {
+    const { schema, config } = p.config.routeOptions[probe];
     app.route({
-      method: 'GET', // Fastify adds the HEAD route itself (exposeHeadRoutes)
-      url,
+      // HEAD declared here, not left to Fastify (`exposeHeadRoutes`), so that it answers even
+      // in an app created with `exposeHeadRoutes: false`.
+      method: ['GET', 'HEAD'],
+      exposeHeadRoute: false,
+      url: `${p.config.prefix}${p.config[`${probe}Path`]}`,
       logLevel: p.config.logLevel,
-      config: { [PROBE_ROUTE]: probe, rateLimit: false },
+      ...(p.config.logSerializers && { logSerializers: p.config.logSerializers }),
+      ...(schema && { schema }),
+      // The marker and `rateLimit: false` come last: a user's `config` cannot turn them off.
+      config: { ...config, [PROBE_ROUTE]: probe, rateLimit: false },
       handler: answer,
     });
+  }
+}
+
+/**
+ * `fastify.sentinel`, as plugins decorate. A second registration in the same context with the
+ * same sentinel (another prefix, say) leaves it; with a different one it fails, since
+ * `fastify.sentinel` could only name one of them: register that one in its own encapsulated
+ * context (`app.register(async (child) => child.register(spendSentinel, …))`).
+ */
+function decorateSentinel(app, sentinel) {
+  if (!Object.hasOwn(app, 'sentinel')) {
+    app.decorate('sentinel', sentinel);
+  } else if (app.sentinel !== sentinel) {
+    throw configError(
+      'spendSentinel',
+      'sentinel',
+      'differs from the `fastify.sentinel` this context already has; register a second sentinel in its own encapsulated context',
+      Error,
+    );
   }
 }
 
