@@ -7,7 +7,7 @@ export interface ProbeOptions {
   readyPath?: string;
   /** Liveness probe path. Default `/live`. */
   livePath?: string;
-  /** Startup probe path. Default `/startup`. */
+  /** Startup probe path (200 once the sentinel's first refresh has finished, any outcome). Default `/startup`. */
   startupPath?: string;
   /** Reported by `/live`. Default: `RELEASE_SHA` from the environment, else `"dev"`. */
   release?: string;
