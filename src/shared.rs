@@ -107,7 +107,7 @@ impl Shared {
                 true
             }
             Err(reason) => {
-                self.metrics.refused(reason);
+                self.metrics.refused(reason, units);
                 false
             }
         }
