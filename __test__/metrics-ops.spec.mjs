@@ -17,7 +17,7 @@ import {
   samplesNamed,
   valueOf,
 } from './helpers/exposition.mjs';
-import { readOpenMetrics } from './helpers/openmetrics.mjs';
+import { crossCheckOpenMetrics, readOpenMetrics, referencePython } from './helpers/openmetrics.mjs';
 
 const require = createRequire(import.meta.url);
 const { Sentinel } = require('spend-sentinel');
@@ -97,7 +97,8 @@ describe('metrics({ format: \'openmetrics\' })', () => {
     auth.hold();
     const heldCall = await auth.nextCall();
     assert.equal(sentinel.admit(1.5), true);
-    const om = readOpenMetrics(sentinel.metrics({ format: 'openmetrics' }));
+    const omText = sentinel.metrics({ format: 'openmetrics' });
+    const om = readOpenMetrics(omText);
     const text = scrape(sentinel);
     heldCall.release('valid');
 
@@ -120,6 +121,13 @@ describe('metrics({ format: \'openmetrics\' })', () => {
       assert.equal(ours?.help ?? family.help, family.help, `${name}: help`);
       assert.deepEqual(samples, family.samples.filter((s) => s.name !== 'spend_sentinel_evidence_age_seconds'), `${name}: samples`);
     }
+  });
+
+  test('the reference parser (Python prometheus_client) reads the same', { skip: referencePython ? false : 'prometheus_client is not installed' }, async () => {
+    const sentinel = idle();
+    assert.equal(sentinel.admit(2), false);
+    const text = sentinel.metrics({ format: 'openmetrics' });
+    crossCheckOpenMetrics(text, readOpenMetrics(text));
   });
 
   test('text is the default; a bad argument throws ERR_SPEND_SENTINEL_CONFIG naming it', () => {

@@ -2,7 +2,9 @@
 //
 // npm has no maintained OpenMetrics parser (prom-client writes the format but does not read it;
 // parse-prometheus-text-format reads 0.0.4 only), so this checks the rules of the OpenMetrics
-// specification that our output can break, with node:assert so a failure names the line:
+// specification that our output can break, with node:assert so a failure names the line (and
+// `crossCheckOpenMetrics` has the reference parser of the Prometheus project, Python's
+// prometheus_client, read the same text where it is installed: Debian python3-prometheus-client):
 //   - the text ends with `# EOF` and a line feed, nothing after it, no blank lines, LF only;
 //   - each family's metadata (TYPE, UNIT, HELP: each at most once) comes before its samples,
 //     the family's lines are contiguous, and a family appears once;
@@ -15,6 +17,7 @@
 //     not NaN; an info sample is 1; histogram buckets have increasing `le` bounds, are cumulative,
 //     end with `+Inf`, and `+Inf` equals `_count`.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { labelKey } from './exposition.mjs';
 
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
@@ -139,5 +142,44 @@ function checkHistogram(family) {
     }
     assert.equal(g.buckets.at(-1)?.le, Infinity, `${family.name}: the last bucket must be le="+Inf"`);
     if (g.count !== undefined) assert.equal(g.buckets.at(-1).value, g.count, `${family.name}: +Inf bucket = _count`);
+  }
+}
+
+const PYTHON_READER = `
+import sys, json
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+out = []
+for f in text_string_to_metric_families(sys.stdin.read()):
+    out.append({"name": f.name, "type": f.type, "unit": f.unit, "help": f.documentation,
+                "samples": [{"name": s.name, "labels": s.labels, "value": s.value} for s in f.samples]})
+print(json.dumps(out))
+`;
+
+/** A Python that imports prometheus_client, or null. */
+export const referencePython = ['python3', '/usr/bin/python3'].find(
+  (python) => spawnSync(python, ['-c', 'import prometheus_client.openmetrics.parser'], { stdio: 'ignore' }).status === 0,
+) ?? null;
+
+/**
+ * Parses `text` with prometheus_client's OpenMetrics parser (it must accept it) and checks it
+ * reads the families of `readOpenMetrics` with the same types, units, help and samples.
+ */
+export function crossCheckOpenMetrics(text, families) {
+  assert.ok(referencePython, 'premise: prometheus_client is installed');
+  const run = spawnSync(referencePython, ['-c', PYTHON_READER], { input: text, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(run.status, 0, `prometheus_client rejects the exposition:\n${run.stderr}`);
+  const theirs = JSON.parse(run.stdout);
+  const number = (v) => (typeof v === 'string' ? Number(v.replace(/^\+?inf$/i, 'Infinity').replace(/^-inf$/i, '-Infinity')) : v);
+  assert.deepEqual(
+    theirs.map((f) => ({ name: f.name, type: f.type, unit: f.unit || undefined, help: f.help })),
+    [...families.values()].map((f) => ({ name: f.name, type: f.type, unit: f.unit, help: f.help })),
+    'prometheus_client reads other families',
+  );
+  for (const [i, family] of [...families.values()].entries()) {
+    assert.deepEqual(
+      theirs[i].samples.map((s) => ({ ...s, value: number(s.value) })),
+      family.samples,
+      `${family.name}: samples as prometheus_client reads them`,
+    );
   }
 }
