@@ -69,10 +69,11 @@ export declare class Sentinel {
    */
   refusalReason(units?: number): ReadinessReason | null
   /**
-   * Prometheus text exposition (format 0.0.4) of this sentinel, and of every live
-   * `CircuitBreaker` created with a `name`.
+   * Prometheus text exposition (format 0.0.4; OpenMetrics 1.0 with
+   * `{ format: 'openmetrics' }`) of this sentinel, and of every live `CircuitBreaker` created
+   * with a `name`.
    */
-  metrics(): string
+  metrics(options?: MetricsOptions): string
   /** The same series as `metrics()`, as data (for the prom-client bridge). */
   metricFamilies(): MetricFamily[]
   /** `null` without `budget.fleet`; else the fleet budget as this node sees it now. */
@@ -243,7 +244,7 @@ export interface InspectAuthorityOptions {
 export interface MetricFamily {
   name: string
   help: string
-  /** `gauge`, `counter` or `histogram`. */
+  /** `gauge`, `counter` or `histogram` (as prom-client names them). */
   type: string
   samples: Array<MetricSample>
 }
@@ -254,6 +255,16 @@ export interface MetricSample {
   /** In a fixed (alphabetical) order. */
   labels: Record<string, string>
   value: number
+}
+
+/** Options of `metrics()` (for `index.d.ts`; parsed by `crate::config::parse_metrics_options`). */
+export interface MetricsOptions {
+  /**
+   * `'text'` (default): Prometheus text format 0.0.4, served as `text/plain; version=0.0.4;
+   * charset=utf-8`. `'openmetrics'`: OpenMetrics 1.0, served as
+   * `application/openmetrics-text; version=1.0.0; charset=utf-8`.
+   */
+  format?: 'text' | 'openmetrics'
 }
 
 /** A zero-argument native function that does nothing: the baseline of `bench/`. */

@@ -1,51 +1,133 @@
 'use strict';
-// Bridge to prom-client: `collect(sentinel, registry)` registers our families in a prom-client
-// Registry, so the service's existing /metrics (registry.metrics()) includes them. Each scrape
-// reads the sentinel then, from memory; nothing is copied in between.
+// Bridge to prom-client: `collect(sentinel, registry, { labels })` registers our families in a
+// prom-client Registry, so the service's existing /metrics (registry.metrics()) includes them.
+// Each scrape reads the sentinels then, from memory; nothing is copied in between.
+//
+// One registry, any number of collected sentinels: each family is registered once per registry
+// and answers with the samples of every sentinel collected there, each with its constant labels.
+// Collecting the same sentinel with the same labels again is a no-op; a second sentinel needs
+// labels of its own (the same label names, other values), or its series would clash.
 
 const { checkSentinel, configError } = require('./options');
 
-/**
- * Registers every family of `sentinel.metricFamilies()` (the same series as
- * `sentinel.metrics()`, named breakers included) in `registry` (prom-client's default
- * `register` when omitted). Returns a function that removes them again.
- */
-function collect(sentinel, registry = require('prom-client').register) {
-  checkSentinel('collect', sentinel);
-  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
-    throw configError('collect', 'registry', 'must be a prom-client Registry (or omitted for the default register)');
+/** Label names our own families use (a constant label must not shadow one), and prom-client's. */
+const RESERVED_LABELS = new Set(['status', 'outcome', 'le', 'from', 'to', 'reason', 'name', 'state', 'result', 'version', 'mode', 'kind', 'quantile']);
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+/** Process-wide families (every named CircuitBreaker): shown once per registry, without constant labels. */
+const PROCESS_WIDE = /^spend_sentinel_breaker_/;
+
+/** registry → { entries: Map<labelKey, { sentinel, labels }>, names: string[] | null, families: Map<name, registered> } */
+const registries = new WeakMap();
+
+function checkLabels(options) {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw configError('collect', 'options', 'must be an object ({ labels })');
   }
+  for (const key of Object.keys(options)) {
+    if (key !== 'labels') throw configError('collect', `options.${key}`, 'unknown option (known here: labels)');
+  }
+  const { labels = {} } = options;
+  if (labels === null || typeof labels !== 'object' || Array.isArray(labels)) {
+    throw configError('collect', 'labels', 'must be an object of label names to string values');
+  }
+  const out = {};
+  for (const [key, value] of Object.entries(labels)) {
+    if (!LABEL_NAME.test(key) || key.startsWith('__')) {
+      throw configError('collect', `labels.${key}`, 'must be a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)');
+    }
+    if (RESERVED_LABELS.has(key)) throw configError('collect', `labels.${key}`, 'is a label of our own families; pick another name');
+    if (typeof value !== 'string') throw configError('collect', `labels.${key}`, `must be a string (got ${value === null ? 'null' : typeof value})`);
+    out[key] = value;
+  }
+  return out;
+}
+
+const keyOf = (labels) => JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+const namesOf = (labels) => JSON.stringify(Object.keys(labels).sort());
+
+/** The samples of family `familyName` over every collected sentinel, constant labels added. */
+function valuesOf(state, familyName) {
+  const values = [];
+  for (const [i, { sentinel, labels }] of [...state.entries.values()].entries()) {
+    const processWide = PROCESS_WIDE.test(familyName);
+    if (processWide && i > 0) break;
+    const family = sentinel.metricFamilies().find((f) => f.name === familyName);
+    for (const s of family?.samples ?? []) {
+      const all = processWide ? s.labels : { ...s.labels, ...labels };
+      // metricName only for a histogram's _bucket/_sum/_count: for the family's own series
+      // prom-client derives the name itself.
+      values.push(s.name === familyName ? { labels: all, value: s.value } : { metricName: s.name, labels: all, value: s.value });
+    }
+  }
+  return values;
+}
+
+/** Registers the families of `sentinel` that `registry` lacks (fleet families come with a fleet). */
+function registerFamilies(state, registry, sentinel) {
   // OpenMetrics registries name a counter without its `_total` (prom-client adds it back to
   // each sample), as prom-client's own Counter does there.
   const openMetrics = String(registry.contentType ?? '').startsWith('application/openmetrics-text');
-  const registered = sentinel.metricFamilies().map(({ name, help, type }) => ({
-    family: name,
-    name: openMetrics && type === 'counter' ? name.replace(/_total$/, '') : name,
-    help,
-    type,
-  }));
-  for (const { family: familyName, name, help, type } of registered) {
+  for (const { name: familyName, help, type } of sentinel.metricFamilies()) {
+    if (state.families.has(familyName)) continue;
+    const name = openMetrics && type === 'counter' ? familyName.replace(/_total$/, '') : familyName;
     registry.registerMetric({
       name,
       help,
       type,
       aggregator: 'sum',
-      // prom-client asks each metric in turn; each answer is read fresh from the sentinel.
+      // prom-client asks each metric in turn; each answer is read fresh from the sentinels.
       async get() {
-        const family = sentinel.metricFamilies().find((f) => f.name === familyName);
-        // metricName only for a histogram's _bucket/_sum/_count: for the family's own series
-        // prom-client derives the name itself.
-        const values = (family?.samples ?? []).map((s) =>
-          s.name === familyName ? { labels: s.labels, value: s.value } : { metricName: s.name, labels: s.labels, value: s.value },
-        );
-        return { name, help, type, aggregator: 'sum', values };
+        return { name, help, type, aggregator: 'sum', values: valuesOf(state, familyName) };
       },
       reset() {},
     });
+    state.families.set(familyName, name);
   }
-  return function remove() {
-    for (const { name } of registered) registry.removeSingleMetric(name);
+}
+
+/**
+ * Registers every family of `sentinel.metricFamilies()` (the same series as `sentinel.metrics()`,
+ * named breakers included) in `registry` (prom-client's default `register` when omitted), with
+ * `options.labels` added to each of the sentinel's series. Returns a function that removes them
+ * again (the families leave the registry with the last sentinel collected there).
+ */
+function collect(sentinel, registry = require('prom-client').register, options = undefined) {
+  checkSentinel('collect', sentinel);
+  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
+    throw configError('collect', 'registry', 'must be a prom-client Registry (or omitted for the default register)');
+  }
+  const labels = checkLabels(options);
+  const key = keyOf(labels);
+  let state = registries.get(registry);
+  if (state?.entries.size === 0) state = undefined;
+  if (state) {
+    const taken = state.entries.get(key);
+    if (taken && taken.sentinel === sentinel) return taken.remove; // collected already: a no-op
+    if (taken) {
+      throw configError('collect', 'labels', `another sentinel is collected in this registry with the same labels ${key}; give each sentinel distinct labels (e.g. { labels: { sentinel: 'billing' } })`);
+    }
+    if (namesOf(labels) !== state.names) {
+      throw configError('collect', 'labels', `must have the same label names as the sentinels already collected in this registry (${state.names})`);
+    }
+  } else {
+    state = { entries: new Map(), names: namesOf(labels), families: new Map() };
+    registries.set(registry, state);
+  }
+  registerFamilies(state, registry, sentinel);
+  const entry = { sentinel, labels };
+  entry.remove = function remove() {
+    if (state.entries.get(key) !== entry) return;
+    state.entries.delete(key);
+    const still = new Set([...state.entries.values()].flatMap((e) => e.sentinel.metricFamilies().map((f) => f.name)));
+    for (const [familyName, name] of state.families) {
+      if (still.has(familyName)) continue;
+      registry.removeSingleMetric(name);
+      state.families.delete(familyName);
+    }
   };
+  state.entries.set(key, entry);
+  return entry.remove;
 }
 
 module.exports = { collect };

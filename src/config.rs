@@ -12,6 +12,7 @@ use reqwest::Url;
 
 use crate::breaker_options::parse_refresh_breaker;
 use crate::fleet_options::{parse_fleet, FleetConfig, FLEET_KEYS};
+use crate::metrics::Format;
 use crate::rules::breaker::BreakerSettings;
 use crate::rules::lease::FleetBudget;
 use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
@@ -365,6 +366,26 @@ pub fn parse_when_ready(options: &RawValue) -> Result<Option<Duration>, ConfigEr
     }
     // In range: finite, ≥ 0 and at most ~24.8 days.
     Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
+}
+
+/// `metrics(options)`: nothing (the text format 0.0.4) or `{ format: 'text' | 'openmetrics' }`.
+pub fn parse_metrics_options(options: &RawValue) -> Result<Format, ConfigError> {
+    if matches!(options, RawValue::Undefined) {
+        return Ok(Format::Text);
+    }
+    let section = Section::new("metrics", options, &["format"])?;
+    let Some(name) = section.string("format")? else {
+        return Ok(Format::Text);
+    };
+    Format::from_name(name).ok_or_else(|| {
+        error(
+            &section.path_of("format"),
+            format!(
+                "must be one of {}",
+                Format::NAMES.map(|n| format!("'{n}'")).join(", ")
+            ),
+        )
+    })
 }
 
 /// Only the `budget` options (for the `window` calculator): the same rules, the same errors.
@@ -1015,6 +1036,44 @@ mod tests {
             assert!(err.rule.contains("bytes long"), "{err}");
             assert!(!err.to_string().contains(&value), "echoed {key}");
         }
+    }
+
+    #[test]
+    fn metrics_takes_nothing_or_a_known_format() {
+        assert_eq!(
+            parse_metrics_options(&RawValue::Undefined),
+            Ok(Format::Text)
+        );
+        assert_eq!(parse_metrics_options(&obj(&[])), Ok(Format::Text));
+        assert_eq!(
+            parse_metrics_options(&obj(&[("format", s("openmetrics"))])),
+            Ok(Format::OpenMetrics)
+        );
+        assert_eq!(
+            parse_metrics_options(&obj(&[("format", s("text"))])),
+            Ok(Format::Text)
+        );
+        let bad = parse_metrics_options(&obj(&[("format", s("json"))])).unwrap_err();
+        assert_eq!(bad.path, "metrics.format");
+        let bad = parse_metrics_options(&obj(&[("format", n(1.0))])).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "metrics.format: must be a string (got number)"
+        );
+        assert_eq!(
+            parse_metrics_options(&s("openmetrics")).unwrap_err().path,
+            "metrics"
+        );
+        assert_eq!(
+            parse_metrics_options(&RawValue::Null).unwrap_err().path,
+            "metrics"
+        );
+        assert_eq!(
+            parse_metrics_options(&obj(&[("fromat", s("text"))]))
+                .unwrap_err()
+                .path,
+            "metrics.fromat"
+        );
     }
 
     #[test]

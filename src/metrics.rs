@@ -1,7 +1,9 @@
 //! Prometheus metrics of one sentinel: counters kept with atomics (the admit path adds a few
 //! relaxed atomic operations, no lock), gauges read from the guard when scraped, and the text
-//! exposition (format 0.0.4). Every label takes only the values of a closed set (statuses,
-//! reasons, outcomes): nothing a user, an account or the authority says can become a label.
+//! exposition (format 0.0.4, or OpenMetrics 1.0). Every label takes only the values of a closed
+//! set (statuses, reasons, outcomes): nothing a user, an account or the authority says can become
+//! a label. Every counter series that can ever move is shown from the first scrape, at 0, so that
+//! `increase()` counts its first occurrence; combinations that cannot happen are never shown.
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -28,12 +30,44 @@ const REASONS: [Reason; 10] = [
     Reason::InternalError,
 ];
 
+/// The reasons admission can refuse with: those of `not_ready` (readiness never refuses with
+/// `verified` or `refresh_indeterminate`; `budget_exhausted` also when the units do not fit).
+const REFUSAL_REASONS: [Reason; 8] = [
+    Reason::ShuttingDown,
+    Reason::InvalidCredential,
+    Reason::CapabilityMissing,
+    Reason::NoEvidence,
+    Reason::EvidenceTooOld,
+    Reason::BudgetExhausted,
+    Reason::NoFleetLease,
+    Reason::InternalError,
+];
+
+/// The reasons a status can be entered with: `ready` is always `verified`, `degraded` always
+/// `refresh_indeterminate`, `not_ready` any refusal reason.
+fn reasons_for(to: Status) -> &'static [Reason] {
+    match to {
+        Status::Ready => &[Reason::Verified],
+        Status::Degraded => &[Reason::RefreshIndeterminate],
+        Status::NotReady => &REFUSAL_REASONS,
+    }
+}
+
 fn status_index(status: Status) -> usize {
     Status::ALL.iter().position(|s| *s == status).unwrap_or(0)
 }
 
 fn reason_index(reason: Reason) -> usize {
     REASONS.iter().position(|r| *r == reason).unwrap_or(0)
+}
+
+/// A refusal's counter; a reason admission cannot refuse with (a defect) counts as internal_error.
+fn refusal_index(reason: Reason) -> usize {
+    debug_assert!(REFUSAL_REASONS.contains(&reason), "refused with {reason:?}");
+    REFUSAL_REASONS
+        .iter()
+        .position(|r| *r == reason)
+        .unwrap_or(REFUSAL_REASONS.len() - 1)
 }
 
 fn outcome_index(outcome: Outcome) -> usize {
@@ -74,7 +108,8 @@ pub struct Metrics {
     transitions: [[[AtomicU64; REASONS.len()]; 3]; 3],
     /// Units admitted on `ready` [0] and `degraded` [1].
     admitted_units: [AtomicF64; 2],
-    refused: [AtomicU64; REASONS.len()],
+    refused: [AtomicU64; REFUSAL_REASONS.len()],
+    refused_units: [AtomicF64; REFUSAL_REASONS.len()],
 }
 
 /// What the gauges show, read from the guard at scrape time.
@@ -89,9 +124,61 @@ pub struct Gauges {
 pub struct Family {
     pub name: &'static str,
     pub help: &'static str,
-    /// `gauge`, `counter` or `histogram`.
+    /// `gauge`, `counter`, `histogram` or `info` (OpenMetrics; a gauge of value 1 in the text
+    /// format 0.0.4 and for prom-client: see [`Family::text_kind`]).
     pub kind: &'static str,
     pub samples: Vec<Sample>,
+}
+
+impl Family {
+    /// The TYPE in the text format 0.0.4 (and for prom-client), which has no `info`.
+    pub fn text_kind(&self) -> &'static str {
+        if self.kind == "info" {
+            "gauge"
+        } else {
+            self.kind
+        }
+    }
+
+    /// The OpenMetrics family name: a counter's without `_total`, an info's without `_info`
+    /// (its samples keep them).
+    fn openmetrics_name(&self) -> &'static str {
+        let suffix = match self.kind {
+            "counter" => "_total",
+            "info" => "_info",
+            _ => "",
+        };
+        self.name.strip_suffix(suffix).unwrap_or(self.name)
+    }
+
+    /// The OpenMetrics UNIT: `seconds` for the families named so; the other quantities are
+    /// billing units or counts, which have no base unit.
+    fn unit(&self) -> Option<&'static str> {
+        self.openmetrics_name()
+            .ends_with("_seconds")
+            .then_some("seconds")
+    }
+}
+
+/// An exposition format: `metrics({ format })`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Prometheus text format 0.0.4 (`text/plain; version=0.0.4; charset=utf-8`).
+    Text,
+    /// OpenMetrics 1.0 (`application/openmetrics-text; version=1.0.0; charset=utf-8`).
+    OpenMetrics,
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 2] = ["text", "openmetrics"];
+
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "text" => Some(Format::Text),
+            "openmetrics" => Some(Format::OpenMetrics),
+            _ => None,
+        }
+    }
 }
 
 pub struct Sample {
@@ -116,11 +203,12 @@ impl Metrics {
     }
 
     pub fn transitioned(&self, from: Status, now: &Readiness) {
+        debug_assert!(from != now.status && reasons_for(now.status).contains(&now.reason));
         self.transitions[status_index(from)][status_index(now.status)][reason_index(now.reason)]
             .fetch_add(1, Relaxed);
     }
 
-    // Admission runs on the sentinel's JavaScript thread only: these two counters have one
+    // Admission runs on the sentinel's JavaScript thread only: these counters have one
     // writer, so a relaxed load and store replaces the (several times dearer) atomic
     // read-modify-write, and a scrape from any thread still reads a whole value.
 
@@ -129,9 +217,11 @@ impl Metrics {
         self.admitted_units[index].add_single_writer(units);
     }
 
-    pub fn refused(&self, reason: Reason) {
-        let counter = &self.refused[reason_index(reason)];
+    pub fn refused(&self, reason: Reason, units: f64) {
+        let index = refusal_index(reason);
+        let counter = &self.refused[index];
         counter.store(counter.load(Relaxed) + 1, Relaxed);
+        self.refused_units[index].add_single_writer(units);
     }
 
     pub fn families(&self, gauges: &Gauges) -> Vec<Family> {
@@ -227,17 +317,43 @@ impl Metrics {
             name: "spend_sentinel_refused_total",
             help: "Admissions refused, by reason.",
             kind: "counter",
-            samples: REASONS
+            samples: REFUSAL_REASONS
                 .iter()
-                .map(|r| {
-                    let value = self.refused[reason_index(*r)].load(Relaxed) as f64;
+                .enumerate()
+                .map(|(i, r)| {
                     sample(
                         "spend_sentinel_refused_total",
                         vec![("reason", r.as_str().into())],
-                        value,
+                        self.refused[i].load(Relaxed) as f64,
                     )
                 })
                 .collect(),
+        });
+        families.push(Family {
+            name: "spend_sentinel_refused_units_total",
+            help: "Units of the refused admissions, by reason.",
+            kind: "counter",
+            samples: REFUSAL_REASONS
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    sample(
+                        "spend_sentinel_refused_units_total",
+                        vec![("reason", r.as_str().into())],
+                        self.refused_units[i].get(),
+                    )
+                })
+                .collect(),
+        });
+        families.push(Family {
+            name: "spend_sentinel_build_info",
+            help: "1, labelled with the version of spend-sentinel.",
+            kind: "info",
+            samples: vec![sample(
+                "spend_sentinel_build_info",
+                vec![("version", env!("CARGO_PKG_VERSION").into())],
+                1.0,
+            )],
         });
         families
     }
@@ -274,25 +390,27 @@ impl Metrics {
         }
     }
 
-    /// Only the combinations that happened (72 zero series would drown the few real ones).
+    /// Every combination that can happen (from ≠ to, and a reason `to` can be entered with: 20
+    /// series), at 0 until it does.
     fn transitions_family(&self) -> Family {
         let mut samples = Vec::new();
         for (f, from) in Status::ALL.iter().enumerate() {
             for (t, to) in Status::ALL.iter().enumerate() {
-                for (r, reason) in REASONS.iter().enumerate() {
-                    let count = self.transitions[f][t][r].load(Relaxed);
-                    if count > 0 {
-                        let labels = vec![
-                            ("from", from.as_str().into()),
-                            ("to", to.as_str().into()),
-                            ("reason", reason.as_str().into()),
-                        ];
-                        samples.push(sample(
-                            "spend_sentinel_transitions_total",
-                            labels,
-                            count as f64,
-                        ));
-                    }
+                if f == t {
+                    continue;
+                }
+                for reason in reasons_for(*to) {
+                    let count = self.transitions[f][t][reason_index(*reason)].load(Relaxed);
+                    let labels = vec![
+                        ("from", from.as_str().into()),
+                        ("to", to.as_str().into()),
+                        ("reason", reason.as_str().into()),
+                    ];
+                    samples.push(sample(
+                        "spend_sentinel_transitions_total",
+                        labels,
+                        count as f64,
+                    ));
                 }
             }
         }
@@ -371,28 +489,57 @@ pub(crate) fn single(name: &'static str, help: &'static str, value: f64) -> Fami
     }
 }
 
+/// `families` in `format`.
+pub fn render_as(families: &[Family], format: Format) -> String {
+    match format {
+        Format::Text => render(families),
+        Format::OpenMetrics => render_openmetrics(families),
+    }
+}
+
 /// The text exposition format 0.0.4 of `families`.
 pub fn render(families: &[Family]) -> String {
     let mut out = String::new();
     for family in families {
         let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
-        let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind);
-        for s in &family.samples {
-            out.push_str(&s.name);
-            if !s.labels.is_empty() {
-                out.push('{');
-                for (i, (key, value)) in s.labels.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    let _ = write!(out, "{key}=\"{}\"", escape_label(value));
-                }
-                out.push('}');
-            }
-            let _ = writeln!(out, " {}", number(s.value));
-        }
+        let _ = writeln!(out, "# TYPE {} {}", family.name, family.text_kind());
+        render_samples(&mut out, family);
     }
     out
+}
+
+/// OpenMetrics 1.0 text of `families`: TYPE, UNIT (seconds only) and HELP under the family
+/// name (a counter's without `_total`), the same samples, and `# EOF`.
+pub fn render_openmetrics(families: &[Family]) -> String {
+    let mut out = String::new();
+    for family in families {
+        let name = family.openmetrics_name();
+        let _ = writeln!(out, "# TYPE {name} {}", family.kind);
+        if let Some(unit) = family.unit() {
+            let _ = writeln!(out, "# UNIT {name} {unit}");
+        }
+        let _ = writeln!(out, "# HELP {name} {}", escape_label(family.help));
+        render_samples(&mut out, family);
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+fn render_samples(out: &mut String, family: &Family) {
+    for s in &family.samples {
+        out.push_str(&s.name);
+        if !s.labels.is_empty() {
+            out.push('{');
+            for (i, (key, value)) in s.labels.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "{key}=\"{}\"", escape_label(value));
+            }
+            out.push('}');
+        }
+        let _ = writeln!(out, " {}", number(s.value));
+    }
 }
 
 /// Label values: backslash, double quote and line feed escaped, as the format requires.
@@ -436,7 +583,7 @@ mod tests {
         m.refreshed(Outcome::Valid, Some(Duration::from_millis(30)));
         m.refreshed(Outcome::Indeterminate, None);
         m.admitted(2.5, Status::Degraded);
-        m.refused(Reason::EvidenceTooOld);
+        m.refused(Reason::EvidenceTooOld, 4.0);
         let text = render(&m.families(&gauges(
             Status::Degraded,
             Reason::RefreshIndeterminate,
@@ -456,6 +603,14 @@ mod tests {
             "spend_sentinel_refresh_duration_seconds_count 1",
             "spend_sentinel_admitted_units_total{status=\"degraded\"} 2.5",
             "spend_sentinel_refused_total{reason=\"evidence_too_old\"} 1",
+            "spend_sentinel_refused_units_total{reason=\"evidence_too_old\"} 4",
+            "spend_sentinel_refused_units_total{reason=\"no_evidence\"} 0",
+            "# TYPE spend_sentinel_build_info gauge",
+            concat!(
+                "spend_sentinel_build_info{version=\"",
+                env!("CARGO_PKG_VERSION"),
+                "\"} 1"
+            ),
         ] {
             assert!(
                 text.lines().any(|l| l == line),
@@ -465,8 +620,21 @@ mod tests {
     }
 
     #[test]
-    fn evidence_age_is_absent_without_evidence_and_transitions_show_only_what_happened() {
+    fn evidence_age_is_absent_without_evidence_and_every_possible_transition_starts_at_zero() {
         let m = Metrics::default();
+        let text = render(&m.families(&gauges(Status::NotReady, Reason::NoEvidence, None)));
+        assert!(!text
+            .lines()
+            .any(|l| l.starts_with("spend_sentinel_evidence_age_seconds")));
+        assert!(text.contains("# TYPE spend_sentinel_evidence_age_seconds gauge"));
+        // 2 into ready (verified), 2 into degraded (refresh_indeterminate), 2 × 8 into not_ready.
+        let zero =
+            |l: &&str| l.starts_with("spend_sentinel_transitions_total{") && l.ends_with(" 0");
+        assert_eq!(text.lines().filter(zero).count(), 20);
+        assert!(!text.contains("from=\"ready\",to=\"ready\""));
+        assert!(!text.contains("to=\"ready\",reason=\"refresh_indeterminate\""));
+        assert!(!text.contains("to=\"not_ready\",reason=\"verified\""));
+
         m.transitioned(
             Status::NotReady,
             &Readiness {
@@ -475,13 +643,52 @@ mod tests {
                 evidence_age: None,
             },
         );
-        let text = render(&m.families(&gauges(Status::NotReady, Reason::NoEvidence, None)));
-        assert!(!text
-            .lines()
-            .any(|l| l.starts_with("spend_sentinel_evidence_age_seconds")));
-        assert!(text.contains("# TYPE spend_sentinel_evidence_age_seconds gauge"));
-        assert_eq!(text.matches("spend_sentinel_transitions_total{").count(), 1);
+        let text = render(&m.families(&gauges(Status::Ready, Reason::Verified, None)));
+        assert_eq!(
+            text.matches("spend_sentinel_transitions_total{").count(),
+            20
+        );
         assert!(text.contains("spend_sentinel_transitions_total{from=\"not_ready\",to=\"ready\",reason=\"verified\"} 1"));
+    }
+
+    #[test]
+    fn refusals_show_only_the_reasons_admission_can_refuse_with() {
+        let text =
+            render(&Metrics::default().families(&gauges(Status::Ready, Reason::Verified, None)));
+        for family in [
+            "spend_sentinel_refused_total",
+            "spend_sentinel_refused_units_total",
+        ] {
+            assert_eq!(text.matches(&format!("{family}{{")).count(), 8, "{family}");
+            assert!(!text.contains(&format!("{family}{{reason=\"verified\"}}")));
+            assert!(!text.contains(&format!("{family}{{reason=\"refresh_indeterminate\"}}")));
+        }
+    }
+
+    #[test]
+    fn openmetrics_names_counters_without_total_gives_units_and_ends_with_eof() {
+        let m = Metrics::default();
+        m.refreshed(Outcome::Valid, Some(Duration::from_millis(30)));
+        let families = m.families(&gauges(Status::Ready, Reason::Verified, None));
+        let text = render_as(&families, Format::OpenMetrics);
+        assert!(text.ends_with("\n# EOF\n"));
+        for line in [
+            "# TYPE spend_sentinel_refresh counter",
+            "spend_sentinel_refresh_total{outcome=\"valid\"} 1",
+            "# TYPE spend_sentinel_refresh_duration_seconds histogram",
+            "# UNIT spend_sentinel_refresh_duration_seconds seconds",
+            "# UNIT spend_sentinel_evidence_age_seconds seconds",
+            "# TYPE spend_sentinel_build info",
+            "# TYPE spend_sentinel_status gauge",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        assert!(!text.contains("# TYPE spend_sentinel_refresh_total"));
+        assert!(!text.contains("# UNIT spend_sentinel_node_budget_units"));
+        assert_eq!(render_as(&families, Format::Text), render(&families));
     }
 
     #[test]

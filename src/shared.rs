@@ -112,7 +112,7 @@ impl Shared {
                 true
             }
             Err(reason) => {
-                self.metrics.refused(reason);
+                self.metrics.refused(reason, units);
                 false
             }
         }

@@ -23,6 +23,18 @@ export const REASONS = [
   'no_fleet_lease',
   'internal_error',
 ];
+/** The reasons admission can refuse with (those of not_ready): refused_total's closed set. */
+export const REFUSAL_REASONS = REASONS.filter((r) => r !== 'verified' && r !== 'refresh_indeterminate');
+/** The reasons a status is entered with: ready is verified, degraded refresh_indeterminate. */
+export const REASONS_INTO = Object.freeze({
+  ready: ['verified'],
+  degraded: ['refresh_indeterminate'],
+  not_ready: REFUSAL_REASONS,
+});
+/** Every transitions_total series that can happen: `from->to (reason)`, from ≠ to (20). */
+export const TRANSITION_KEYS = STATUSES.flatMap((from) =>
+  STATUSES.filter((to) => to !== from).flatMap((to) => REASONS_INTO[to].map((reason) => `${from}->${to} (${reason})`)),
+);
 export const OUTCOMES = ['valid', 'invalid_credential', 'capability_missing', 'indeterminate'];
 export const BREAKER_STATES = ['closed', 'open', 'half_open'];
 export const BREAKER_RESULTS = ['success', 'failure', 'timeout', 'rejected'];
@@ -39,6 +51,8 @@ export const FAMILY_TYPES = Object.freeze({
   spend_sentinel_transitions_total: 'counter',
   spend_sentinel_admitted_units_total: 'counter',
   spend_sentinel_refused_total: 'counter',
+  spend_sentinel_refused_units_total: 'counter',
+  spend_sentinel_build_info: 'gauge',
   spend_sentinel_breaker_state: 'gauge',
   spend_sentinel_breaker_calls_total: 'counter',
 });
@@ -61,7 +75,9 @@ export const LABEL_RULES = Object.freeze({
   spend_sentinel_transitions_total: { from: oneOf(STATUSES), to: oneOf(STATUSES), reason: oneOf(REASONS) },
   // Units are admitted only on ready or degraded (not_ready refuses).
   spend_sentinel_admitted_units_total: { status: oneOf(['ready', 'degraded']) },
-  spend_sentinel_refused_total: { reason: oneOf(REASONS) },
+  spend_sentinel_refused_total: { reason: oneOf(REFUSAL_REASONS) },
+  spend_sentinel_refused_units_total: { reason: oneOf(REFUSAL_REASONS) },
+  spend_sentinel_build_info: { version: (v) => /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/.test(v) },
   // `name` is the user's own breaker name: any string (escaped).
   spend_sentinel_breaker_state: { name: anyString, state: oneOf(BREAKER_STATES) },
   spend_sentinel_breaker_calls_total: { name: anyString, result: oneOf(BREAKER_RESULTS) },
@@ -230,6 +246,10 @@ export function assertClosedLabels(families, where = '') {
       assert.deepEqual(Object.keys(s.labels).sort(), Object.keys(rules).sort(), `${where}: label names of ${s.name}`);
       for (const [k, v] of Object.entries(s.labels)) {
         assert.ok(rules[k](v), `${where}: ${s.name} has ${k}=${JSON.stringify(v)}, outside its closed set`);
+      }
+      if (s.name === 'spend_sentinel_transitions_total') {
+        assert.notEqual(s.labels.from, s.labels.to, `${where}: a transition from a status to itself`);
+        assert.ok(REASONS_INTO[s.labels.to].includes(s.labels.reason), `${where}: ${s.labels.to} entered with ${s.labels.reason}`);
       }
     }
   }

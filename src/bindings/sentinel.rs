@@ -19,10 +19,12 @@ use super::types::{
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
-use crate::config::{parse_options, parse_when_ready, AuthorityConfig, ConfigError};
+use crate::config::{
+    parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig, ConfigError,
+};
 use crate::fleet::{self, Fleet};
 use crate::js_thread::JsThread;
-use crate::metrics::render;
+use crate::metrics::render_as;
 use crate::refresher;
 use crate::rules::Guard;
 use crate::runtime;
@@ -169,11 +171,14 @@ impl Sentinel {
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
 
-    /// Prometheus text exposition (format 0.0.4) of this sentinel, and of every live
-    /// `CircuitBreaker` created with a `name`.
-    #[napi]
-    pub fn metrics(&self) -> String {
-        render(&self.families())
+    /// Prometheus text exposition (format 0.0.4; OpenMetrics 1.0 with
+    /// `{ format: 'openmetrics' }`) of this sentinel, and of every live `CircuitBreaker` created
+    /// with a `name`.
+    #[napi(ts_args_type = "options?: MetricsOptions")]
+    pub fn metrics(&self, env: &Env, options: Unknown) -> Result<String> {
+        let format = parse_metrics_options(&to_raw(&options)?)
+            .map_err(|e| config_error(env, Kind::TypeError, &e))?;
+        Ok(render_as(&self.families(), format))
     }
 
     /// The same series as `metrics()`, as data (for the prom-client bridge).

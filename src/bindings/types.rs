@@ -151,6 +151,17 @@ pub struct WhenReadyOptions {
     pub timeout_ms: Option<f64>,
 }
 
+/// Options of `metrics()` (for `index.d.ts`; parsed by `crate::config::parse_metrics_options`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct MetricsOptions {
+    /// `'text'` (default): Prometheus text format 0.0.4, served as `text/plain; version=0.0.4;
+    /// charset=utf-8`. `'openmetrics'`: OpenMetrics 1.0, served as
+    /// `application/openmetrics-text; version=1.0.0; charset=utf-8`.
+    #[napi(ts_type = "'text' | 'openmetrics'")]
+    pub format: Option<String>,
+}
+
 // The option shapes below exist for `index.d.ts` only: options are parsed by `crate::config`,
 // which names the path of every bad value and refuses unknown keys.
 
@@ -292,7 +303,7 @@ pub struct SentinelOptions {
 pub struct MetricFamily {
     pub name: String,
     pub help: String,
-    /// `gauge`, `counter` or `histogram`.
+    /// `gauge`, `counter` or `histogram` (as prom-client names them).
     #[napi(js_name = "type")]
     pub kind: String,
     pub samples: Vec<MetricSample>,
@@ -312,7 +323,7 @@ impl From<crate::metrics::Family> for MetricFamily {
         MetricFamily {
             name: family.name.to_owned(),
             help: family.help.to_owned(),
-            kind: family.kind.to_owned(),
+            kind: family.text_kind().to_owned(),
             samples: family
                 .samples
                 .into_iter()
