@@ -311,7 +311,10 @@ class CircuitBreaker {
    * ignore.
    */
   async #callBounded(fn, args, callerSignal) {
-    if (this.#timeoutMs === 0 && callerSignal === null) return fn(...args, UNBOUNDED_CALL);
+    if (this.#timeoutMs === 0) {
+      if (callerSignal === null) return fn(...args, UNBOUNDED_CALL);
+      return this.#callWithCallerSignal(fn, args, callerSignal);
+    }
     const controller = new AbortController();
     let decided = null;
     let rejectRace;
@@ -340,6 +343,26 @@ class CircuitBreaker {
     } finally {
       clearTimeout(timer);
       callerSignal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Without a timeout the caller's signal is the call's signal: `fn` gets it as is (an
+   * AbortController and its signal per call would cost µs).
+   */
+  async #callWithCallerSignal(fn, args, signal) {
+    let rejectRace;
+    const race = new Promise((_, reject) => {
+      rejectRace = reject;
+    });
+    const onAbort = () => rejectRace(new CallAborted(signal.reason));
+    signal.addEventListener('abort', onAbort);
+    try {
+      return await Promise.race([fn(...args, { signal }), race]);
+    } catch (err) {
+      throw signal.aborted ? new CallAborted(signal.reason) : err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
