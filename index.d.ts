@@ -16,6 +16,8 @@ export declare class BreakerCore {
   get name(): string
   /** Bound on each call, ms (0: none). */
   get timeoutMs(): number
+  /** Calls allowed in flight at once (0: no limit). */
+  get maxConcurrent(): number
   /** The token (see the module docs) after applying what time alone changes. */
   token(): number
   forceOpen(): number
@@ -23,6 +25,16 @@ export declare class BreakerCore {
   reset(): number
   /** Committed transitions since the last call, as `[from, to, from, to, ...]` state codes. */
   takeTransitions(): Array<number>
+  /**
+   * Ms until the breaker half-opens by itself; -1 when it will not (closed, half-open, or
+   * opened by hand).
+   */
+  halfOpenInMs(): number
+  /**
+   * The counts under the same names as the metric's `result` label (`failures` without
+   * timeouts, `rejected` for refusals), plus the rest. `bulkheadRejected` is added by
+   * js/breaker.js.
+   */
   stats(): CircuitBreakerStats
 }
 
@@ -139,13 +151,17 @@ export interface BudgetOptions {
 /** Counts since the breaker was made (or `reset()`), and the rolling window now. */
 export interface CircuitBreakerStats {
   successes: number
-  /** Failures, timeouts included. */
+  /** Failures, timeouts excluded (metric `result="failure"`). */
   failures: number
+  /**
+   * Calls that ran out of `timeoutMs` (metric `result="timeout"`); they count as failures
+   * for the breaker's rules.
+   */
   timeouts: number
   /** Errors `isFailure` said do not count. */
   ignored: number
-  /** Calls refused while open or while the half-open trial was out. */
-  refused: number
+  /** Calls refused while open or while the half-open trial was out (metric `result="rejected"`). */
+  rejected: number
   /** Results of calls admitted by an older generation, which changed nothing. */
   stale: number
   /** Half-open trials that did not settle within `trialTimeoutMs`. */
@@ -155,6 +171,8 @@ export interface CircuitBreakerStats {
   consecutiveFailures: number
   windowCalls: number
   windowFailures: number
+  /** Ms until the breaker half-opens by itself; absent unless it is open with a timer. */
+  retryAfterMs?: number
 }
 
 /**

@@ -29,13 +29,15 @@ const ZERO_STATS = Object.freeze({
   failures: 0,
   timeouts: 0,
   ignored: 0,
-  refused: 0,
+  rejected: 0,
+  bulkheadRejected: 0,
   stale: 0,
   trialTimeouts: 0,
   opened: 0,
   consecutiveFailures: 0,
   windowCalls: 0,
   windowFailures: 0,
+  retryAfterMs: null,
 });
 
 const down = () => Promise.reject(new Error('down'));
@@ -176,7 +178,7 @@ describe('defects of other breakers, absent here', () => {
       assert.ok(r.reason instanceof CircuitOpenError, `follower #${i + 1}: ${r.reason}`);
       assert.ok(r.reason.retryAfterMs > 0 && r.reason.retryAfterMs <= 5000, `retryAfterMs ${r.reason.retryAfterMs}`);
     }
-    assert.equal(breaker.stats.refused, N - 1);
+    assert.equal(breaker.stats.rejected, N - 1);
 
     trial.resolve('up');
     assert.equal(await withTimeout(fires[0], 2000, 'the trial'), 'up');
@@ -252,7 +254,7 @@ describe('zero means off where the option says so', () => {
     assert.equal(stats.failures, 1000);
     assert.equal(stats.consecutiveFailures, 1000);
     assert.equal(stats.opened, 0);
-    assert.equal(stats.refused, 0);
+    assert.equal(stats.rejected, 0);
   });
 
   test('timeoutMs 0: no timeout; fn gets a signal that is never aborted', async () => {
@@ -304,7 +306,7 @@ describe('refusal', () => {
     assert.ok(!err.stack.includes(' at '), `the refusal captured stack frames:\n${err.stack}`);
     assert.equal(Error.stackTraceLimit, limitBefore, 'Error.stackTraceLimit is restored');
     assert.ok(new Error('probe').stack.includes(' at '), 'other errors still get their stack');
-    assert.equal(breaker.stats.refused, 1);
+    assert.equal(breaker.stats.rejected, 1);
   });
 });
 
@@ -330,7 +332,7 @@ describe('timeoutMs', () => {
     assert.equal(signal.aborted, true);
     assert.equal(signal.reason, err, 'the signal reason is the error fire rejects with');
     const stats = breaker.stats;
-    assert.deepEqual([stats.failures, stats.timeouts, stats.successes], [1, 1, 0]);
+    assert.deepEqual([stats.failures, stats.timeouts, stats.successes], [0, 1, 0], 'a timeout is in timeouts, not failures (as in the metric)');
   });
 
   test('a call that settles within timeoutMs keeps its signal un-aborted (the timer is cleared)', async () => {
@@ -359,7 +361,7 @@ describe('timeoutMs', () => {
     const stats = breaker.stats;
     assert.deepEqual(
       { code: err.code, timeouts: stats.timeouts, failures: stats.failures, ignored: stats.ignored, state: breaker.state },
-      { code: 'ERR_SPEND_SENTINEL_TIMEOUT', timeouts: 1, failures: 1, ignored: 0, state: 'open' },
+      { code: 'ERR_SPEND_SENTINEL_TIMEOUT', timeouts: 1, failures: 0, ignored: 0, state: 'open' },
       `fire rejected with ${err?.name}: ${err?.message}`,
     );
   });
@@ -403,7 +405,7 @@ describe('isFailure', () => {
     assert.equal(next, 'up');
     assert.equal(breaker.state, 'closed');
     stats = breaker.stats;
-    assert.deepEqual([stats.ignored, stats.trialTimeouts, stats.refused], [2, 0, 0]);
+    assert.deepEqual([stats.ignored, stats.trialTimeouts, stats.rejected], [2, 0, 0]);
   });
 
   test('an isFailure that throws: the error counts as a failure and fire rejects with the original error', async () => {
@@ -526,7 +528,7 @@ describe('open(), close(), reset()', () => {
     await failOnce(breaker);
     assert.equal(breaker.state, 'open');
     const before = breaker.stats;
-    assert.ok(before.failures >= 5 && before.refused >= 2 && before.opened === 2, JSON.stringify(before));
+    assert.ok(before.failures >= 5 && before.rejected >= 2 && before.opened === 2, JSON.stringify(before));
     breaker.reset();
     assert.equal(breaker.state, 'closed');
     assert.deepEqual(breaker.stats, ZERO_STATS);
@@ -627,5 +629,162 @@ describe('options', () => {
     assert.equal(defaults.name, 'breaker');
     assert.equal(defaults.state, 'closed');
     assert.deepEqual(defaults.stats, ZERO_STATS);
+  });
+});
+
+// What opossum/cockatiel users expect: fallback, a caller's AbortSignal, a timeout error class,
+// a bulkhead, retryAt; and the stats under the metric's names.
+describe('fallback, caller signal, timeout class, bulkhead, retryAt', () => {
+  const { CircuitTimeoutError, BulkheadFullError } = require('spend-sentinel');
+
+  test('CircuitTimeoutError and BulkheadFullError are exported by CommonJS and ESM, and instanceof works', async () => {
+    assert.equal(typeof CircuitTimeoutError, 'function');
+    assert.equal(typeof BulkheadFullError, 'function');
+    const esm = await import('spend-sentinel');
+    assert.equal(esm.CircuitTimeoutError, CircuitTimeoutError);
+    assert.equal(esm.BulkheadFullError, BulkheadFullError);
+    const breaker = new CircuitBreaker({ name: 'slow-api', timeoutMs: 20, failureThreshold: 0, failureRateThreshold: 0 });
+    const err = await rejectionOf(breaker.fire(never), 2000, 'timed-out fire');
+    assert.ok(err instanceof CircuitTimeoutError, `got ${err?.name}`);
+    assert.ok(err instanceof Error);
+    assert.deepEqual([err.name, err.code, err.breaker, err.timeoutMs], ['CircuitTimeoutError', 'ERR_SPEND_SENTINEL_TIMEOUT', 'slow-api', 20]);
+    assert.match(err.message, /call timed out after 20 ms/);
+  });
+
+  test('fallback answers for a failure, a timeout and a refusal, with the reason; its result is what fire resolves with', async () => {
+    const seen = [];
+    const breaker = new CircuitBreaker({
+      timeoutMs: 30,
+      failureThreshold: 2,
+      openMs: 60_000,
+      fallback: ({ reason, error, args }) => {
+        seen.push({ reason, error, args });
+        return `fallback:${reason}`;
+      },
+    });
+    const boom = new Error('boom');
+    assert.equal(await breaker.fire(async (x) => {
+      throw boom;
+    }, 'a'), 'fallback:failure');
+    assert.equal(await breaker.fire(never, 'b'), 'fallback:timeout');
+    assert.equal(breaker.state, 'open');
+    assert.equal(await breaker.fire(async () => 'never runs', 'c'), 'fallback:open');
+    assert.deepEqual(seen.map((s) => s.reason), ['failure', 'timeout', 'open']);
+    assert.equal(seen[0].error, boom);
+    assert.ok(seen[1].error instanceof CircuitTimeoutError);
+    assert.ok(seen[2].error instanceof CircuitOpenError);
+    assert.deepEqual(seen.map((s) => s.args), [['a'], ['b'], ['c']]);
+    assert.equal(await breaker.stats.rejected, 1);
+  });
+
+  test('fallback is not called for errors isFailure ignores; a fallback that throws makes fire reject with its error', async () => {
+    const notFound = new Error('404');
+    const breaker = new CircuitBreaker({
+      isFailure: (err) => err !== notFound,
+      fallback: ({ error }) => {
+        throw new Error(`fallback saw ${error.message}`);
+      },
+    });
+    assert.equal(await rejectionOf(breaker.fire(async () => Promise.reject(notFound)), 1000, 'ignored'), notFound);
+    const err = await rejectionOf(breaker.fire(down), 1000, 'fallback throws');
+    assert.equal(err.message, 'fallback saw down');
+  });
+
+  test('a caller signal: aborting it rejects promptly with its reason, aborts fn\'s signal, counts as ignored, no fallback', async () => {
+    let fallbacks = 0;
+    const breaker = new CircuitBreaker({ timeoutMs: 10_000, failureThreshold: 1, fallback: () => (fallbacks += 1) });
+    const controller = new AbortController();
+    let inner;
+    const fired = breaker.fireWith({ signal: controller.signal }, ({ signal }) => {
+      inner = signal;
+      return never();
+    });
+    const reason = new Error('client went away');
+    const t0 = now();
+    controller.abort(reason);
+    const err = await rejectionOf(fired, 1000, 'aborted fire');
+    assert.ok(now() - t0 < 200, 'rejected promptly, not at timeoutMs');
+    assert.equal(err, reason);
+    assert.equal(inner.aborted, true);
+    assert.equal(inner.reason, reason);
+    assert.equal(fallbacks, 0);
+    assert.equal(breaker.state, 'closed', 'a caller abort says nothing about the dependency');
+    assert.deepEqual([breaker.stats.ignored, breaker.stats.failures], [1, 0]);
+
+    // Already aborted: fn is not called at all and nothing is counted.
+    let called = false;
+    const again = await rejectionOf(breaker.fireWith({ signal: controller.signal }, () => (called = true)), 1000, 'pre-aborted');
+    assert.equal(again, reason);
+    assert.equal(called, false);
+    assert.equal(breaker.stats.ignored, 1);
+    // Without timeoutMs too, and the caller's signal reaches fn.
+    const plain = new CircuitBreaker();
+    const c2 = new AbortController();
+    const p = plain.fireWith({ signal: c2.signal }, never);
+    c2.abort();
+    assert.equal((await rejectionOf(p, 1000, 'plain aborted')).name, 'AbortError');
+    assert.equal(plain.stats.ignored, 1);
+  });
+
+  test('bulkhead: maxConcurrent calls in flight, the next is refused at once (never queued) with BulkheadFullError', async () => {
+    const breaker = new CircuitBreaker({ name: 'bulk', maxConcurrent: 2 });
+    const gates = [deferred(), deferred()];
+    const running = gates.map((g) => breaker.fire(() => g.promise));
+    let ran = false;
+    const err = await rejectionOf(breaker.fire(async () => (ran = true)), 500, 'third call');
+    assert.ok(err instanceof BulkheadFullError, `got ${err}`);
+    assert.deepEqual([err.code, err.reason, err.breaker, err.maxConcurrent], ['ERR_SPEND_SENTINEL_BULKHEAD_FULL', 'bulkhead', 'bulk', 2]);
+    assert.equal(ran, false);
+    gates[0].resolve('one');
+    assert.equal(await running[0], 'one');
+    assert.equal(await breaker.fire(async () => 'room again'), 'room again');
+    gates[1].resolve('two');
+    await running[1];
+    assert.equal(breaker.stats.bulkheadRejected, 1);
+    assert.equal(breaker.stats.rejected, 0, 'a bulkhead refusal is not a breaker refusal');
+    assert.equal(breaker.state, 'closed');
+    const withFallback = new CircuitBreaker({ maxConcurrent: 1, fallback: ({ reason }) => reason });
+    const hold = deferred();
+    const first = withFallback.fire(() => hold.promise);
+    assert.equal(await withFallback.fire(async () => 'x'), 'bulkhead');
+    hold.resolve();
+    await first;
+  });
+
+  test('maxConcurrent, fallback and name are validated', () => {
+    for (const [options, start] of [
+      [{ maxConcurrent: -1 }, 'CircuitBreaker: maxConcurrent: must be a whole number ≥ 0'],
+      [{ maxConcurrent: 1.5 }, 'CircuitBreaker: maxConcurrent: must be a whole number ≥ 0'],
+      [{ maxConcurrent: '2' }, 'CircuitBreaker: maxConcurrent:'],
+      [{ fallback: 'x' }, 'CircuitBreaker: fallback: must be a function'],
+      [{ name: 'billing api' }, 'CircuitBreaker: name: must use only letters, digits and _ . : -'],
+      [{ name: 'tenant="acme"' }, 'CircuitBreaker: name: must use only letters, digits and _ . : -'],
+      [{ name: '/v1/users/42' }, 'CircuitBreaker: name: must use only letters, digits and _ . : -'],
+    ]) {
+      const err = catchError(() => new CircuitBreaker(options));
+      assert.equal(err?.code, 'ERR_SPEND_SENTINEL_CONFIG', JSON.stringify(options));
+      assert.ok(err.message.startsWith(start), `${JSON.stringify(options)}: ${err.message}`);
+    }
+    assert.equal(new CircuitBreaker({ name: 'billing-v2.api:eu_1' }).name, 'billing-v2.api:eu_1');
+  });
+
+  test('retryAt and stats.retryAfterMs say when it half-opens, without polling', async () => {
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openMs: 300, maxOpenMs: 300 });
+    assert.equal(breaker.retryAt, null, 'closed');
+    assert.equal(breaker.stats.retryAfterMs, null);
+    const before = Date.now();
+    await failOnce(breaker);
+    const at = breaker.retryAt;
+    assert.equal(typeof at, 'number');
+    assert.ok(at >= before + 200 && at <= Date.now() + 300 + 5, `retryAt ${at - before} ms ahead`);
+    const left = breaker.stats.retryAfterMs;
+    assert.ok(left > 200 && left <= 300, `retryAfterMs ${left}`);
+    const refusal = await refusalOf(breaker);
+    assert.ok(Math.abs(refusal.retryAfterMs - left) < 50, 'the same figure as a refusal');
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now()) + 20));
+    assert.equal(breaker.state, 'half_open', 'half-open by retryAt');
+    assert.equal(breaker.retryAt, null);
+    breaker.open();
+    assert.equal(breaker.retryAt, null, 'opened by hand: never by itself');
   });
 });

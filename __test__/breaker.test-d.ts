@@ -24,3 +24,26 @@ void use;
 void [state, stats, Sentinel];
 // @ts-expect-error options are checked
 new CircuitBreaker({ failureThreshold: 'five' });
+
+// fallback widens what fire resolves with; fireWith takes the caller's signal; the error classes.
+import { BulkheadFullError, CircuitTimeoutError } from 'spend-sentinel';
+import type { FallbackInfo } from 'spend-sentinel';
+const withFallback = new CircuitBreaker({ maxConcurrent: 10, fallback: (info: FallbackInfo) => (info.reason === 'open' ? null : null) });
+async function useMore(signal: AbortSignal): Promise<void> {
+  const maybe: number | null = await withFallback.fire(async () => 1);
+  const viaSignal: string | null = await withFallback.fireWith({ signal }, async (id: string, { signal: s }) => (s.aborted ? '' : id), 'x');
+  const retryAt: number | null = withFallback.retryAt;
+  const rejected: number = withFallback.stats.rejected;
+  try {
+    await breaker.fire(async () => 1);
+  } catch (err) {
+    if (err instanceof CircuitTimeoutError) void err.timeoutMs;
+    if (err instanceof BulkheadFullError) void err.maxConcurrent;
+  }
+  // @ts-expect-error without a fallback, fire resolves with fn's result only
+  const wrong: null = await breaker.fire(async () => 1);
+  void [maybe, viaSignal, retryAt, rejected, wrong];
+}
+void useMore;
+// @ts-expect-error maxConcurrent is a number
+new CircuitBreaker({ maxConcurrent: '3' });

@@ -27,8 +27,8 @@ const READY_KEYS = ['evidence_age_seconds', 'reason', 'status'];
  * Starts the fixture; resolves once it prints `listening <port>`. The child is SIGKILLed by the
  * test's cleanup if it is still running.
  */
-async function startServer(t, framework, options) {
-  const child = spawn(process.execPath, [SERVER, framework, JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'pipe'] });
+async function startServer(t, framework, options, { env = process.env } = {}) {
+  const child = spawn(process.execPath, [SERVER, framework, JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'pipe'], env });
   const lines = [];
   const waiters = new Set();
   let stderr = '';
@@ -291,6 +291,103 @@ for (const framework of ['express', 'fastify']) {
   });
 }
 
+/** The environment of a process outside Kubernetes (a developer's terminal), or inside one. */
+const { KUBERNETES_SERVICE_HOST: _k8s, ...ENV_OUTSIDE_K8S } = process.env;
+const ENV_IN_K8S = { ...ENV_OUTSIDE_K8S, KUBERNETES_SERVICE_HOST: '10.0.0.1' };
+
+describe('gracefulShutdown hooks on a real SIGTERM (express)', () => {
+  test('beforeShutdown runs before the drain, onShutdown after the close, then exit 0', async (t) => {
+    const server = await startServer(t, 'express', { drainDelayMs: 100, timeoutMs: 3000, beforeShutdown: 'ok', onShutdown: 'ok' });
+    server.child.kill('SIGTERM');
+    const exit = await server.exit(5000);
+    assert.equal(exit.code, 0, `exit code${server.describeState()}`);
+    assertOrder(server, [
+      /^hook beforeShutdown start$/,
+      /^hook beforeShutdown end$/,
+      /^sentinel-drain$/,
+      /^server-close$/,
+      /^sentinel-close$/,
+      /^hook onShutdown start$/,
+      /^hook onShutdown end$/,
+      /^exit 0 shutting_down admit=false$/,
+    ]);
+    assert.equal(server.stderr, '');
+  });
+
+  test('a hook that throws or hangs is logged through `logger`, bounded by hookTimeoutMs, the sequence goes on, and the exit code is 1', async (t) => {
+    const HOOK_MS = 400;
+    const server = await startServer(t, 'express', {
+      drainDelayMs: 100,
+      timeoutMs: 3000,
+      hookTimeoutMs: HOOK_MS,
+      beforeShutdown: 'throw',
+      onShutdown: 'hang',
+      logger: 'mark',
+    });
+    const signalledAt = now();
+    server.child.kill('SIGTERM');
+    const exit = await server.exit(5000);
+    assert.equal(exit.code, 1, `a failed hook makes the exit code 1${server.describeState()}`);
+    assert.ok(exit.at - signalledAt < 100 + HOOK_MS + 2500, `exited ${(exit.at - signalledAt).toFixed(0)} ms after SIGTERM: the hung hook was not bounded`);
+    assertOrder(server, [
+      /^hook beforeShutdown start$/,
+      /^log-error beforeShutdown$/,
+      /^sentinel-drain$/,
+      /^server-close$/,
+      /^sentinel-close$/,
+      /^hook onShutdown start$/,
+      /^log-error onShutdown$/,
+      /^exit 1 shutting_down admit=false$/,
+    ]);
+    assert.equal(server.indexOf(/^hook onShutdown end$/), -1);
+    assert.equal(server.stderr, '', 'with a logger, nothing goes to stderr');
+  });
+
+  test('without a logger, a rejecting hook goes to console.error (not swallowed)', async (t) => {
+    const server = await startServer(t, 'express', { drainDelayMs: 50, timeoutMs: 3000, onShutdown: 'reject' });
+    server.child.kill('SIGTERM');
+    const exit = await server.exit(5000);
+    assert.equal(exit.code, 1, `exit code${server.describeState()}`);
+    assert.match(server.stderr, /gracefulShutdown: onShutdown failed: onShutdown rejected/);
+  });
+});
+
+describe('SIGINT outside Kubernetes skips the drain delay', () => {
+  const DRAIN_MS = 3000;
+  test('no KUBERNETES_SERVICE_HOST: Ctrl-C exits without waiting drainDelayMs', async (t) => {
+    const server = await startServer(t, 'express', { drainDelayMs: DRAIN_MS, timeoutMs: 3000 }, { env: ENV_OUTSIDE_K8S });
+    const signalledAt = now();
+    server.child.kill('SIGINT');
+    const exit = await server.exit(5000);
+    assert.equal(exit.code, 0, `exit code${server.describeState()}`);
+    assert.ok(exit.at - signalledAt < DRAIN_MS - 1000, `exited ${(exit.at - signalledAt).toFixed(0)} ms after SIGINT: the drain delay was waited`);
+    assertOrder(server, [/^sentinel-drain$/, /^server-close$/, /^sentinel-close$/, /^exit 0 shutting_down admit=false$/]);
+  });
+
+  for (const [label, env, options] of [
+    ['inside Kubernetes (KUBERNETES_SERVICE_HOST set)', ENV_IN_K8S, {}],
+    ['outside Kubernetes with sigintSkipsDrainDelay: false', ENV_OUTSIDE_K8S, { sigintSkipsDrainDelay: false }],
+  ]) {
+    test(`${label}: SIGINT still waits drainDelayMs`, async (t) => {
+      const server = await startServer(t, 'express', { drainDelayMs: 1000, timeoutMs: 3000, ...options }, { env });
+      const signalledAt = now();
+      server.child.kill('SIGINT');
+      const exit = await server.exit(5000);
+      assert.equal(exit.code, 0, `exit code${server.describeState()}`);
+      assert.ok(exit.at - signalledAt >= 1000 - 50, `exited ${(exit.at - signalledAt).toFixed(0)} ms after SIGINT, before the drain delay`);
+    });
+  }
+
+  test('SIGTERM outside Kubernetes still waits drainDelayMs', async (t) => {
+    const server = await startServer(t, 'express', { drainDelayMs: 1000, timeoutMs: 3000 }, { env: ENV_OUTSIDE_K8S });
+    const signalledAt = now();
+    server.child.kill('SIGTERM');
+    const exit = await server.exit(5000);
+    assert.equal(exit.code, 0);
+    assert.ok(exit.at - signalledAt >= 1000 - 50, `exited ${(exit.at - signalledAt).toFixed(0)} ms after SIGTERM, before the drain delay`);
+  });
+});
+
 describe('gracefulShutdown options (in-process)', () => {
   const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR2'];
   const listenerCounts = () => Object.fromEntries(SIGNALS.map((s) => [s, process.listenerCount(s)]));
@@ -320,6 +417,11 @@ describe('gracefulShutdown options (in-process)', () => {
       ['drainDelayMs NaN', () => spendExpress.gracefulShutdown(server, sentinel, { drainDelayMs: Number.NaN }), 'drainDelayMs'],
       ['timeoutMs "1000"', () => spendExpress.gracefulShutdown(server, sentinel, { timeoutMs: '1000' }), 'timeoutMs'],
       ['exit "no"', () => spendExpress.gracefulShutdown(server, sentinel, { exit: 'no' }), 'exit'],
+      ['beforeShutdown "x"', () => spendExpress.gracefulShutdown(server, sentinel, { beforeShutdown: 'x' }), 'beforeShutdown'],
+      ['onShutdown {}', () => spendExpress.gracefulShutdown(server, sentinel, { onShutdown: {} }), 'onShutdown'],
+      ['hookTimeoutMs -5', () => spendExpress.gracefulShutdown(server, sentinel, { hookTimeoutMs: -5 }), 'hookTimeoutMs'],
+      ['logger without error()', () => spendExpress.gracefulShutdown(server, sentinel, { logger: { info() {} } }), 'logger'],
+      ['sigintSkipsDrainDelay "yes"', () => spendExpress.gracefulShutdown(server, sentinel, { sigintSkipsDrainDelay: 'yes' }), 'sigintSkipsDrainDelay'],
       ['an unknown key', () => spendExpress.gracefulShutdown(server, sentinel, { drainDelay: 10 }), 'drainDelay'],
       ['a missing sentinel', () => spendExpress.gracefulShutdown(server), 'sentinel'],
       ['a missing sentinel (fastify entry)', () => spendFastify.gracefulShutdown(server, undefined), 'sentinel'],

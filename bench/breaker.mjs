@@ -5,7 +5,8 @@
 //     cockatiel: `policy.execute(asyncFn)`) against `await asyncFn()` called directly (the
 //     baseline). No library is given a call timeout (spend-sentinel timeoutMs: 0, opossum
 //     timeout: false, cockatiel has none unless composed with one), so all three do the same work.
-//     Issue target: spend-sentinel's overhead ≤ 1/3 of cockatiel's.
+//     Issue target: spend-sentinel's overhead ≤ 1/3 of cockatiel's. Two more spend-sentinel rows
+//     show what a fallback + bulkhead, and a caller's signal, add to a success.
 //  2. The same when asyncFn rejects (one pre-made Error, so its stack is not part of the cost),
 //     with thresholds no run reaches, so nothing trips. The baseline catches asyncFn()'s rejection.
 //  3. Refusal while open: ns per refused call, the rejection caught (spend-sentinel: open();
@@ -23,7 +24,7 @@
 //     makes that sort linear, so it is measured twice: as is, and with the window filled by calls
 //     of 1–200 ms (Date.now() stubbed during the untimed fill). Ratios are to the 1k row: flat = O(1).
 // Medians of several runs after a warm-up run; asserts nothing. About 35 s on 2 cores.
-// Run: node bench/breaker.mjs   (after npm run build).
+// Run: node bench/breaker.mjs [section numbers]   (after npm run build).
 import { createRequire } from 'node:module';
 import { measureAsync, printRatios } from './measure.mjs';
 import OpossumBreaker from 'opossum';
@@ -130,6 +131,21 @@ async function successOverhead() {
       () => {
         const policy = circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) });
         return [() => policy.execute(ok)];
+      },
+    ],
+    [
+      'spend-sentinel fire(asyncFn), fallback + maxConcurrent set',
+      () => {
+        const breaker = new SpendBreaker({ name: 'bench', timeoutMs: 0, maxConcurrent: 1000, fallback: () => 0 });
+        return [() => breaker.fire(ok)];
+      },
+    ],
+    [
+      'spend-sentinel fireWith({ signal }, asyncFn)',
+      () => {
+        const breaker = new SpendBreaker({ name: 'bench', timeoutMs: 0 });
+        const options = { signal: new AbortController().signal };
+        return [() => breaker.fireWith(options, ok)];
       },
     ],
   ]);
@@ -305,7 +321,10 @@ async function failureCostVsWindow() {
 async function main() {
   const started = process.hrtime.bigint();
   console.log(`Node ${process.version}, opossum ${opossumVersion}, cockatiel ${cockatielVersion}`);
-  for (const section of [successOverhead, failureOverhead, refusal, failureCostVsWindow]) {
+  // `node bench/breaker.mjs 1 3` runs sections 1 and 3 only.
+  const only = process.argv.slice(2).map(Number);
+  const sections = [successOverhead, failureOverhead, refusal, failureCostVsWindow];
+  for (const section of sections.filter((_, i) => only.length === 0 || only.includes(i + 1))) {
     console.log('');
     await section();
   }

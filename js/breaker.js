@@ -1,7 +1,9 @@
 'use strict';
 // CircuitBreaker: the JavaScript half. The state machine and its clock live in Rust
-// (rules/breaker.rs, bindings/breaker.rs); this file runs the call: timeout and AbortSignal,
-// isFailure, the refusal error, and state-change listeners.
+// (rules/breaker.rs, bindings/breaker.rs); this file runs the call: timeout and AbortSignal
+// (combined with the caller's), isFailure, the bulkhead, fallback, the errors, and state-change
+// listeners. The plain call (no timeout, bulkhead, fallback or caller signal) keeps its own short
+// path in fire(): one field test away from what it was.
 
 const { BreakerCore } = require('./native');
 
@@ -37,6 +39,54 @@ class CircuitOpenError extends Error {
 Object.defineProperties(CircuitOpenError.prototype, {
   name: { value: 'CircuitOpenError' },
   code: { value: 'ERR_SPEND_SENTINEL_CIRCUIT_OPEN' },
+  reason: { value: 'open' },
+});
+
+/**
+ * Thrown by `fire()` when `maxConcurrent` calls are already in flight: refused at once, never
+ * queued. Cheap like `CircuitOpenError` (no stack).
+ */
+class BulkheadFullError extends Error {
+  constructor(breaker, maxConcurrent) {
+    super();
+    return bulkheadError(breaker, maxConcurrent);
+  }
+
+  get message() {
+    return `circuit "${this.breaker}": ${this.maxConcurrent} calls already in flight (maxConcurrent)`;
+  }
+
+  get stack() {
+    return `${this.name}: ${this.message}`;
+  }
+}
+Object.defineProperties(BulkheadFullError.prototype, {
+  name: { value: 'BulkheadFullError' },
+  code: { value: 'ERR_SPEND_SENTINEL_BULKHEAD_FULL' },
+  reason: { value: 'bulkhead' },
+});
+
+function bulkheadError(breaker, maxConcurrent) {
+  const error = Object.create(BulkheadFullError.prototype);
+  error.breaker = breaker;
+  error.maxConcurrent = maxConcurrent;
+  return error;
+}
+
+/**
+ * The call ran out of `timeoutMs`: the reason its `signal` was aborted with, and what `fire()`
+ * rejects with (unless a `fallback` answers instead).
+ */
+class CircuitTimeoutError extends Error {
+  constructor(breaker, timeoutMs) {
+    super(`circuit "${breaker}": call timed out after ${timeoutMs} ms`);
+    this.breaker = breaker;
+    this.timeoutMs = timeoutMs;
+  }
+}
+Object.defineProperties(CircuitTimeoutError.prototype, {
+  name: { value: 'CircuitTimeoutError' },
+  code: { value: 'ERR_SPEND_SENTINEL_TIMEOUT' },
 });
 
 function refusalError(breaker, retryAfterMs) {
@@ -53,6 +103,12 @@ class CircuitBreaker {
   #name;
   #timeoutMs;
   #isFailure;
+  #fallback;
+  #maxConcurrent;
+  /** Anything beyond the plain call: timeout, bulkhead or fallback. */
+  #full;
+  #inFlight = 0;
+  #bulkheadRejected = 0;
   #listeners = new Set();
   /** While closed: the token of the current generation (no need to ask); otherwise -1. */
   #closedToken = -1;
@@ -66,6 +122,9 @@ class CircuitBreaker {
     this.#name = this.#core.name;
     this.#timeoutMs = this.#core.timeoutMs;
     this.#isFailure = options?.isFailure ?? null;
+    this.#fallback = options?.fallback ?? null;
+    this.#maxConcurrent = this.#core.maxConcurrent;
+    this.#full = this.#timeoutMs > 0 || this.#maxConcurrent > 0 || this.#fallback !== null;
     this.#note(this.#core.token());
   }
 
@@ -78,9 +137,24 @@ class CircuitBreaker {
     return STATES[this.#note(this.#core.token()) & 3];
   }
 
-  /** Counts since creation (or `reset()`), and the rolling window now. */
+  /**
+   * Counts since creation (or `reset()`), and the rolling window now. `successes`, `failures`
+   * (timeouts excluded), `timeouts` and `rejected` are the metric's `result` values.
+   */
   get stats() {
-    return this.#core.stats();
+    const stats = this.#core.stats();
+    stats.bulkheadRejected = this.#bulkheadRejected;
+    stats.retryAfterMs ??= null;
+    return stats;
+  }
+
+  /**
+   * When the breaker half-opens by itself (epoch ms, comparable with `Date.now()`), or `null`
+   * when it will not: closed, half-open, or opened by hand with `open()`.
+   */
+  get retryAt() {
+    const ms = this.#core.halfOpenInMs();
+    return ms < 0 ? null : Date.now() + ms;
   }
 
   /**
@@ -92,13 +166,13 @@ class CircuitBreaker {
     if (typeof fn !== 'function') {
       return Promise.reject(new TypeError(`circuit "${this.#name}": fire(fn): fn must be a function`));
     }
+    if (this.#full) return this.#fireFull(fn, args, null);
     let token = this.#closedToken;
     if (token < 0) {
       token = this.#acquire();
       if (token < 0) return Promise.reject(this.#refusal(token));
       this.#note(token);
     }
-    if (this.#timeoutMs > 0) return this.#fireWithTimeout(token, fn, args);
     let result;
     try {
       result = fn(...args, UNBOUNDED_CALL);
@@ -114,18 +188,66 @@ class CircuitBreaker {
     return promise;
   }
 
-  async #fireWithTimeout(token, fn, args) {
+  /**
+   * `fire(fn, ...args)` with `{ signal }`, the caller's: aborting it aborts the call's signal and
+   * rejects at once with `signal.reason`. A call the caller aborted counts neither way (as
+   * `ignored`: it says nothing about the dependency) and gets no fallback; one aborted before it
+   * starts is not made at all.
+   */
+  fireWith(options, fn, ...args) {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new TypeError(`circuit "${this.#name}": fireWith(options, fn): fn must be a function`));
+    }
+    const signal = options?.signal ?? null;
+    if (signal !== null && !(signal instanceof AbortSignal)) {
+      return Promise.reject(new TypeError(`circuit "${this.#name}": fireWith(options, fn): options.signal must be an AbortSignal`));
+    }
+    return this.#fireFull(fn, args, signal);
+  }
+
+  /** Every feature: caller signal, bulkhead, refusal, timeout, fallback. */
+  async #fireFull(fn, args, callerSignal) {
+    if (callerSignal?.aborted) throw callerSignal.reason;
+    if (this.#maxConcurrent > 0 && this.#inFlight >= this.#maxConcurrent) {
+      this.#bulkheadRejected += 1;
+      return this.#fallBack('bulkhead', bulkheadError(this.#name, this.#maxConcurrent), args);
+    }
+    let token = this.#closedToken;
+    if (token < 0) {
+      token = this.#acquire();
+      if (token < 0) return this.#fallBack('open', this.#refusal(token), args);
+      this.#note(token);
+    }
+    this.#inFlight += 1;
     let outcome = FAILURE;
+    let error;
     try {
-      const result = await this.#callWithTimeout(fn, args);
+      const result = await this.#callBounded(fn, args, callerSignal);
       outcome = SUCCESS;
       return result;
     } catch (err) {
-      outcome = err instanceof CallTimeout ? TIMEOUT : this.#counts(err) ? FAILURE : IGNORED;
-      throw err instanceof CallTimeout ? err.error : err;
+      if (err instanceof CallTimeout) {
+        outcome = TIMEOUT;
+        error = err.error;
+      } else if (err instanceof CallAborted) {
+        outcome = IGNORED;
+        throw err.reason;
+      } else {
+        outcome = this.#counts(err) ? FAILURE : IGNORED;
+        if (outcome === IGNORED) throw err;
+        error = err;
+      }
     } finally {
+      this.#inFlight -= 1;
       this.#settle(token, outcome);
     }
+    return this.#fallBack(outcome === TIMEOUT ? 'timeout' : 'failure', error, args);
+  }
+
+  /** What `fallback` answers for this refusal or error; without a fallback, rejects with it. */
+  #fallBack(reason, error, args) {
+    if (this.#fallback === null) return Promise.reject(error);
+    return this.#fallback({ reason, error, args });
   }
 
   #settlersFor(token) {
@@ -183,29 +305,64 @@ class CircuitBreaker {
   }
 
   /**
-   * Races `fn` against the timer. The timeout is decided (and its promise rejected) before the
-   * signal is aborted: an `fn` that rejects inside its abort listener must not pass for an
-   * ordinary error, which `isFailure` might then ignore.
+   * Races `fn` against the timer and the caller's signal; the first of them decides. The outcome
+   * is decided (and the race rejected) before the call's signal is aborted: an `fn` that rejects
+   * inside its abort listener must not pass for an ordinary error, which `isFailure` might then
+   * ignore.
    */
-  async #callWithTimeout(fn, args) {
+  async #callBounded(fn, args, callerSignal) {
+    if (this.#timeoutMs === 0) {
+      if (callerSignal === null) return fn(...args, UNBOUNDED_CALL);
+      return this.#callWithCallerSignal(fn, args, callerSignal);
+    }
     const controller = new AbortController();
-    let timedOut = null;
-    let timer;
-    const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = Object.assign(new Error(`circuit "${this.#name}": call timed out after ${this.#timeoutMs} ms`), {
-          code: 'ERR_SPEND_SENTINEL_TIMEOUT',
-        });
-        reject(new CallTimeout(timedOut));
-        controller.abort(timedOut);
-      }, this.#timeoutMs);
+    let decided = null;
+    let rejectRace;
+    const race = new Promise((_, reject) => {
+      rejectRace = reject;
     });
+    const decide = (verdict, reason) => {
+      if (decided !== null) return;
+      decided = verdict;
+      rejectRace(verdict);
+      controller.abort(reason);
+    };
+    let timer;
+    if (this.#timeoutMs > 0) {
+      timer = setTimeout(() => {
+        const error = new CircuitTimeoutError(this.#name, this.#timeoutMs);
+        decide(new CallTimeout(error), error);
+      }, this.#timeoutMs);
+    }
+    const onAbort = () => decide(new CallAborted(callerSignal.reason), callerSignal.reason);
+    callerSignal?.addEventListener('abort', onAbort);
     try {
-      return await Promise.race([fn(...args, { signal: controller.signal }), timeout]);
+      return await Promise.race([fn(...args, { signal: controller.signal }), race]);
     } catch (err) {
-      throw timedOut ? new CallTimeout(timedOut) : err;
+      throw decided ?? err;
     } finally {
       clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Without a timeout the caller's signal is the call's signal: `fn` gets it as is (an
+   * AbortController and its signal per call would cost µs).
+   */
+  async #callWithCallerSignal(fn, args, signal) {
+    let rejectRace;
+    const race = new Promise((_, reject) => {
+      rejectRace = reject;
+    });
+    const onAbort = () => rejectRace(new CallAborted(signal.reason));
+    signal.addEventListener('abort', onAbort);
+    try {
+      return await Promise.race([fn(...args, { signal }), race]);
+    } catch (err) {
+      throw signal.aborted ? new CallAborted(signal.reason) : err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -249,4 +406,11 @@ class CallTimeout {
   }
 }
 
-module.exports = { CircuitBreaker, CircuitOpenError };
+/** Marks the caller's abort apart from errors `fn` throws. */
+class CallAborted {
+  constructor(reason) {
+    this.reason = reason;
+  }
+}
+
+module.exports = { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError };

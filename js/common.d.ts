@@ -45,8 +45,18 @@ export interface GracefulShutdownOptions {
   timeoutMs?: number;
   /** Signals that start the shutdown; a second one exits at once (code 1). Default SIGTERM, SIGINT. */
   signals?: NodeJS.Signals[];
-  /** Exit the process (code 0) when done. Default true. */
+  /** Exit the process when done: code 0, or 1 when a hook failed. Default true. */
   exit?: boolean;
+  /** Runs first, before `sentinel.drain()`; bounded by `hookTimeoutMs`. */
+  beforeShutdown?: () => unknown | Promise<unknown>;
+  /** Runs last, after the server and the sentinel are closed, before exit; bounded by `hookTimeoutMs`. */
+  onShutdown?: () => unknown | Promise<unknown>;
+  /** Bound on each hook, ms; a hook that runs out is logged as failed (exit code 1). Default 10000. */
+  hookTimeoutMs?: number;
+  /** Where a failed hook is reported: `logger.error({ event, hook, err }, msg)`. Default `console.error`. */
+  logger?: { error(obj: object, msg: string): void };
+  /** SIGINT skips `drainDelayMs` (nothing routes to a developer's process). Default: true when `KUBERNETES_SERVICE_HOST` is unset. */
+  sigintSkipsDrainDelay?: boolean;
 }
 
 export interface ShutdownHandle {

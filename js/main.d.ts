@@ -23,5 +23,13 @@ export type {
   TransitionEvent,
   WhenReadyOptions,
 } from '../index';
-export { CircuitBreaker, CircuitOpenError } from './breaker';
-export type { CircuitBreakerOptions, CircuitBreakerState, CircuitBreakerStateChange, CircuitBreakerStats } from './breaker';
+export { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } from './breaker';
+export type {
+  CircuitBreakerOptions,
+  CircuitBreakerState,
+  CircuitBreakerStateChange,
+  CircuitBreakerStats,
+  FallbackInfo,
+  FallbackReason,
+  FireOptions,
+} from './breaker';

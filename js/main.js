@@ -4,10 +4,12 @@
 // that ESM `import { Sentinel } from 'spend-sentinel'` sees every name (Node's CommonJS export
 // detection cannot follow a spread).
 const native = require('./native');
-const { CircuitBreaker, CircuitOpenError } = require('./breaker');
+const { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } = require('./breaker');
 
 // The public names only: index.js also exports internals (BreakerCore, nativeNoop for bench/).
 module.exports.Sentinel = native.Sentinel;
 module.exports.computeBudget = native.computeBudget;
 module.exports.CircuitBreaker = CircuitBreaker;
 module.exports.CircuitOpenError = CircuitOpenError;
+module.exports.CircuitTimeoutError = CircuitTimeoutError;
+module.exports.BulkheadFullError = BulkheadFullError;

@@ -7,6 +7,12 @@
 //   3. stop accepting connections, close idle keep-alive sockets, let in-flight requests finish
 //      (their responses say `connection: close`), forcing the rest closed after timeoutMs.
 //   4. sentinel.close() (awaited: a fleet budget's grant is released), then exit 0. A second signal exits at once with code 1.
+// The user's hooks run around it: `beforeShutdown` before step 1, `onShutdown` after step 4, each
+// bounded by `hookTimeoutMs`; a hook that throws, rejects or runs out of time is logged and makes
+// the exit code 1 (the rest of the sequence still runs). Everything is bounded, so the process
+// exits within beforeShutdown + drainDelayMs + timeoutMs + 1 s (sentinel.close) + onShutdown.
+// Outside Kubernetes (no KUBERNETES_SERVICE_HOST), SIGINT skips the drain delay: nobody routes
+// to a developer's Ctrl-C'd process, so waiting for endpoint removal only wastes their time.
 
 const http = require('node:http');
 const https = require('node:https');
@@ -19,12 +25,37 @@ const SHUTDOWN_OPTIONS = {
   drainDelayMs: milliseconds(5000),
   timeoutMs: milliseconds(30000),
   signals: readSignals,
-  exit: (value, fail) => {
-    if (value === undefined) return true;
-    if (typeof value !== 'boolean') fail('must be a boolean');
+  exit: boolean(true),
+  beforeShutdown: hook,
+  onShutdown: hook,
+  hookTimeoutMs: milliseconds(10000),
+  logger: (value, fail) => {
+    if (value === undefined) return null;
+    if (value === null || typeof value !== 'object' || typeof value.error !== 'function') {
+      fail('must be an object with an error(obj, msg) method (pino, console, …)');
+    }
+    return value;
+  },
+  sigintSkipsDrainDelay: (value, fail) => {
+    if (value === undefined) return !process.env.KUBERNETES_SERVICE_HOST;
+    if (typeof value !== 'boolean') fail('must be a boolean (default: true outside Kubernetes)');
     return value;
   },
 };
+
+function boolean(fallback) {
+  return (value, fail) => {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean') fail('must be a boolean');
+    return value;
+  };
+}
+
+function hook(value, fail) {
+  if (value === undefined) return null;
+  if (typeof value !== 'function') fail('must be a function (may return a promise)');
+  return value;
+}
 
 function readSignals(value, fail) {
   if (value === undefined) return ['SIGTERM', 'SIGINT'];
@@ -49,15 +80,16 @@ function gracefulShutdown(where, target, sentinel, options) {
   closer.track();
 
   let running = null;
-  const shutdown = () => {
-    running ??= drainAndClose(closer, sentinel, config).then(() => {
-      if (config.exit) process.exit(0);
+  const run = (signal) => {
+    running ??= drainAndClose(closer, sentinel, config, signal).then((ok) => {
+      if (config.exit) process.exit(ok ? 0 : 1);
     });
     return running;
   };
-  const onSignal = () => {
+  const shutdown = () => run(null);
+  const onSignal = (signal) => {
     if (running) process.exit(1); // second signal: the operator wants out now
-    shutdown();
+    run(signal);
   };
   for (const signal of config.signals) process.on(signal, onSignal);
   const dispose = () => {
@@ -66,15 +98,50 @@ function gracefulShutdown(where, target, sentinel, options) {
   return { shutdown, dispose };
 }
 
-async function drainAndClose(closer, sentinel, { drainDelayMs, timeoutMs }) {
+/** Resolves `true` when every hook succeeded. */
+async function drainAndClose(closer, sentinel, config, signal) {
+  const { drainDelayMs, timeoutMs } = config;
+  // Without a beforeShutdown hook the drain happens synchronously, as the signal arrives.
+  let ok = config.beforeShutdown === null || (await runHook('beforeShutdown', config));
   sentinel.drain();
-  await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+  const skipDelay = signal === 'SIGINT' && config.sigintSkipsDrainDelay;
+  if (!skipDelay) await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
   try {
     await closer.close(timeoutMs);
   } finally {
     // With a fleet budget, close() returns the unused grant to Redis (bounded by 1 s) before
     // resolving; waiting for it hands the capacity to the rest of the fleet before exit.
     await sentinel.close();
+  }
+  ok = (await runHook('onShutdown', config)) && ok;
+  return ok;
+}
+
+/**
+ * Runs the hook `name` (if given), bounded by `hookTimeoutMs`. Resolves `false` when it threw,
+ * rejected or ran out of time, after logging it; never rejects.
+ */
+async function runHook(name, { [name]: fn, hookTimeoutMs, logger }) {
+  if (fn === null) return true;
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name} did not finish within hookTimeoutMs = ${hookTimeoutMs} ms`)), hookTimeoutMs);
+  });
+  try {
+    await Promise.race([(async () => fn())(), timeout]);
+    return true;
+  } catch (err) {
+    const fields = { event: 'spend_sentinel.shutdown_hook', hook: name, err };
+    const msg = `gracefulShutdown: ${name} failed: ${err instanceof Error ? err.message : String(err)}`;
+    try {
+      if (logger) logger.error(fields, msg);
+      else console.error(msg, err);
+    } catch {
+      // a broken logger must not stop the shutdown
+    }
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

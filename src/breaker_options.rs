@@ -18,7 +18,13 @@ const SETTINGS_KEYS: &[&str] = &[
 ];
 
 /// `new CircuitBreaker(options)` also takes what the JavaScript wrapper handles.
-const WRAPPER_KEYS: &[&str] = &["name", "timeoutMs", "isFailure"];
+const WRAPPER_KEYS: &[&str] = &[
+    "name",
+    "timeoutMs",
+    "isFailure",
+    "fallback",
+    "maxConcurrent",
+];
 
 /// Durations longer than a year are refused: they are mistakes (seconds given as ms × 1000).
 const MAX_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
@@ -29,6 +35,12 @@ pub const MAX_TIMER_MS: f64 = 2_147_483_647.0;
 /// The longest breaker `name`, bytes: it becomes a metric label.
 pub const MAX_NAME_BYTES: usize = 128;
 
+/// Characters a breaker `name` may use: it becomes a metric label, so it must stay an
+/// identifier-like word chosen by the program, not request data.
+fn name_char_ok(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CircuitBreakerConfig {
     /// Names the breaker in errors, events and metrics. Only named breakers have metrics;
@@ -36,6 +48,8 @@ pub struct CircuitBreakerConfig {
     pub name: Option<String>,
     /// Bound on each call, ms; 0 (the default) means no bound.
     pub timeout_ms: f64,
+    /// Calls allowed in flight at once (the bulkhead); 0 (the default) means no limit.
+    pub max_concurrent: u32,
     pub settings: BreakerSettings,
 }
 
@@ -51,6 +65,12 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     let section = Section::new("", options, &keys)?;
     let name = match section.bounded_string("name", MAX_NAME_BYTES)? {
         Some("") => return Err(error("name", "must not be empty")),
+        Some(name) if !name.chars().all(name_char_ok) => {
+            return Err(error(
+                "name",
+                "must use only letters, digits and _ . : - (it becomes a metric label)",
+            ))
+        }
         Some(name) => Some(name.to_owned()),
         None => None,
     };
@@ -64,18 +84,34 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
             ),
         ));
     }
-    match section.get("isFailure") {
-        RawValue::Undefined | RawValue::Function => {}
-        other => {
-            return Err(error(
-                "isFailure",
-                format!("must be a function (got {})", other.type_name()),
-            ))
+    for key in ["isFailure", "fallback"] {
+        match section.get(key) {
+            RawValue::Undefined | RawValue::Function => {}
+            other => {
+                return Err(error(
+                    key,
+                    format!("must be a function (got {})", other.type_name()),
+                ))
+            }
         }
     }
+    let max_concurrent = match section.number("maxConcurrent")? {
+        None => 0,
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => n as u32,
+        Some(n) => {
+            return Err(error(
+                "maxConcurrent",
+                format!(
+                    "must be a whole number ≥ 0 (0: no limit) (got {})",
+                    crate::rules::JsNumber(n)
+                ),
+            ))
+        }
+    };
     Ok(CircuitBreakerConfig {
         name,
         timeout_ms,
+        max_concurrent,
         settings: parse_settings(&section)?,
     })
 }
@@ -277,6 +313,27 @@ mod tests {
             rule_of(object(&[("isFailure", RawValue::Bool(true))])),
             "isFailure: must be a function (got boolean)"
         );
+        assert_eq!(
+            rule_of(object(&[("fallback", RawValue::Number(1.0))])),
+            "fallback: must be a function (got number)"
+        );
+        assert!(rule_of(object(&[("maxConcurrent", num(-1.0))]))
+            .starts_with("maxConcurrent: must be a whole number ≥ 0"));
+        assert!(rule_of(object(&[("maxConcurrent", num(2.5))]))
+            .starts_with("maxConcurrent: must be a whole number ≥ 0"));
+        for bad in ["billing api", "tenant=\"x\"", "a\nb", "ünicode", "{x}"] {
+            assert!(
+                rule_of(object(&[("name", RawValue::String(bad.into()))]))
+                    .starts_with("name: must use only letters, digits and _ . : -"),
+                "{bad:?}"
+            );
+        }
+        let ok = parse_circuit_breaker(&object(&[(
+            "name",
+            RawValue::String("billing-v2.api:eu_1".into()),
+        )]))
+        .unwrap();
+        assert_eq!(ok.name.as_deref(), Some("billing-v2.api:eu_1"));
         assert!(rule_of(object(&[("treshold", num(1.0))])).starts_with("treshold: unknown option"));
     }
 

@@ -2,7 +2,7 @@
 // typings), as README.md documents them (API, Express and Fastify, CircuitBreaker, Metrics). Types
 // are not listed; the typings may export more of those, never the internals below.
 export const PUBLIC_API = {
-  'spend-sentinel': ['CircuitBreaker', 'CircuitOpenError', 'Sentinel', 'computeBudget'],
+  'spend-sentinel': ['BulkheadFullError', 'CircuitBreaker', 'CircuitOpenError', 'CircuitTimeoutError', 'Sentinel', 'computeBudget'],
   'spend-sentinel/express': ['admission', 'gracefulShutdown', 'probes'],
   // Also the default export (the plugin itself, which is what `require` returns).
   'spend-sentinel/fastify': ['admission', 'gracefulShutdown', 'spendSentinel'],

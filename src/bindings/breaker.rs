@@ -89,6 +89,7 @@ pub struct BreakerCore {
     cell: Arc<Cell>,
     name: String,
     timeout_ms: f64,
+    max_concurrent: u32,
 }
 
 #[napi]
@@ -121,6 +122,7 @@ impl BreakerCore {
             cell,
             name: config.name.unwrap_or_else(|| "breaker".to_owned()),
             timeout_ms: config.timeout_ms,
+            max_concurrent: config.max_concurrent,
         })
     }
 
@@ -133,6 +135,12 @@ impl BreakerCore {
     #[napi(getter)]
     pub fn timeout_ms(&self) -> f64 {
         self.timeout_ms
+    }
+
+    /// Calls allowed in flight at once (0: no limit).
+    #[napi(getter)]
+    pub fn max_concurrent(&self) -> u32 {
+        self.max_concurrent
     }
 
     /// The token (see the module docs) after applying what time alone changes.
@@ -166,24 +174,43 @@ impl BreakerCore {
             .collect()
     }
 
+    /// Ms until the breaker half-opens by itself; -1 when it will not (closed, half-open, or
+    /// opened by hand).
+    #[napi]
+    pub fn half_open_in_ms(&self) -> f64 {
+        let left = self.cell.with(|b, now| b.half_open_in(now)).0;
+        left.map_or(-1.0, |d| (d.as_secs_f64() * 1000.0).ceil())
+    }
+
+    /// The counts under the same names as the metric's `result` label (`failures` without
+    /// timeouts, `rejected` for refusals), plus the rest. `bulkheadRejected` is added by
+    /// js/breaker.js.
     #[napi(ts_return_type = "CircuitBreakerStats")]
     pub fn stats(&self) -> BreakerStatsObject {
-        let (stats, consecutive, totals) = self
+        let (stats, consecutive, totals, half_open_in) = self
             .cell
-            .with(|b, now| (b.stats(), b.consecutive_failures(), b.window_totals(now)))
+            .with(|b, now| {
+                (
+                    b.stats(),
+                    b.consecutive_failures(),
+                    b.window_totals(now),
+                    b.half_open_in(now),
+                )
+            })
             .0;
         BreakerStatsObject {
             successes: stats.successes as f64,
-            failures: stats.failures as f64,
+            failures: (stats.failures - stats.timeouts) as f64,
             timeouts: stats.timeouts as f64,
             ignored: stats.ignored as f64,
-            refused: stats.refused as f64,
+            rejected: stats.refused as f64,
             stale: stats.stale as f64,
             trial_timeouts: stats.trial_timeouts as f64,
             opened: stats.opened as f64,
             consecutive_failures: consecutive,
             window_calls: totals.calls() as f64,
             window_failures: totals.failures as f64,
+            retry_after_ms: half_open_in.map(|d| (d.as_secs_f64() * 1000.0).ceil()),
         }
     }
 }
@@ -192,13 +219,15 @@ impl BreakerCore {
 #[napi(object, js_name = "CircuitBreakerStats")]
 pub struct BreakerStatsObject {
     pub successes: f64,
-    /// Failures, timeouts included.
+    /// Failures, timeouts excluded (metric `result="failure"`).
     pub failures: f64,
+    /// Calls that ran out of `timeoutMs` (metric `result="timeout"`); they count as failures
+    /// for the breaker's rules.
     pub timeouts: f64,
     /// Errors `isFailure` said do not count.
     pub ignored: f64,
-    /// Calls refused while open or while the half-open trial was out.
-    pub refused: f64,
+    /// Calls refused while open or while the half-open trial was out (metric `result="rejected"`).
+    pub rejected: f64,
     /// Results of calls admitted by an older generation, which changed nothing.
     pub stale: f64,
     /// Half-open trials that did not settle within `trialTimeoutMs`.
@@ -208,6 +237,8 @@ pub struct BreakerStatsObject {
     pub consecutive_failures: u32,
     pub window_calls: f64,
     pub window_failures: f64,
+    /// Ms until the breaker half-opens by itself; absent unless it is open with a timer.
+    pub retry_after_ms: Option<f64>,
 }
 
 unsafe fn number(env: sys::napi_env, value: f64) -> sys::napi_value {

@@ -244,6 +244,15 @@ impl Breaker {
         self.stats
     }
 
+    /// How long until the breaker half-opens by itself, when it is open with a timer (`None`
+    /// when closed, half-open, or opened by hand). Current as of the last `advance`.
+    pub fn half_open_in(&self, now: Duration) -> Option<Duration> {
+        match self.phase {
+            Phase::Open { until: Some(until) } => Some(until.saturating_sub(now)),
+            _ => None,
+        }
+    }
+
     /// The current generation: a permit granted now would carry it.
     pub fn generation(&self) -> u64 {
         self.generation
@@ -561,6 +570,25 @@ mod tests {
         b.settle(next_trial, CallOutcome::Success, ms(1006));
         assert_eq!(b.state(ms(1006)), Closed);
         assert_eq!(b.stats().ignored, 2);
+    }
+
+    #[test]
+    fn half_open_in_counts_down_the_open_period_only() {
+        let mut b = breaker(settings());
+        assert_eq!(b.half_open_in(ms(0)), None, "closed");
+        let mut b2 = tripped_at(ms(100));
+        let left = b2.half_open_in(ms(100)).expect("open with a timer");
+        let retry = b2.acquire(ms(100)).unwrap_err();
+        assert_eq!(left, retry, "the same figure as a refusal's retry-after");
+        assert_eq!(b2.half_open_in(ms(100) + left), Some(Duration::ZERO));
+        b2.state(ms(100) + left);
+        assert_eq!(b2.half_open_in(ms(100) + left), None, "half-open");
+        b.force_open(ms(1));
+        assert_eq!(
+            b.half_open_in(ms(1)),
+            None,
+            "opened by hand: never by itself"
+        );
     }
 
     #[test]
