@@ -226,26 +226,18 @@ impl Metrics {
 
     pub fn families(&self, gauges: &Gauges) -> Vec<Family> {
         let mut families = vec![
-            Family {
-                name: "spend_sentinel_status",
-                help: "1 for the current readiness status, 0 for the others.",
-                kind: "gauge",
-                samples: Status::ALL
-                    .iter()
-                    .map(|s| {
-                        let value = if *s == gauges.readiness.status {
-                            1.0
-                        } else {
-                            0.0
-                        };
-                        sample(
-                            "spend_sentinel_status",
-                            vec![("status", s.as_str().into())],
-                            value,
-                        )
-                    })
-                    .collect(),
-            },
+            by_label(
+                "spend_sentinel_status",
+                "1 for the current readiness status, 0 for the others.",
+                "gauge",
+                "status",
+                Status::ALL.iter().map(|s| {
+                    (
+                        s.as_str(),
+                        f64::from(u8::from(*s == gauges.readiness.status)),
+                    )
+                }),
+            ),
             Family {
                 name: "spend_sentinel_evidence_age_seconds",
                 help: "Seconds since the last valid refresh was sent (absent without evidence).",
@@ -278,73 +270,49 @@ impl Metrics {
                 "Units admitted after the current evidence time (the ledger).",
                 gauges.unverified_units,
             ),
-            Family {
-                name: "spend_sentinel_refresh_total",
-                help: "Refreshes by outcome.",
-                kind: "counter",
-                samples: Outcome::ALL
-                    .iter()
-                    .map(|o| {
-                        let value = self.refreshes[outcome_index(*o)].load(Relaxed) as f64;
-                        sample(
-                            "spend_sentinel_refresh_total",
-                            vec![("outcome", o.as_str().into())],
-                            value,
-                        )
-                    })
-                    .collect(),
-            },
+            by_label(
+                "spend_sentinel_refresh_total",
+                "Refreshes by outcome.",
+                "counter",
+                "outcome",
+                Outcome::ALL.iter().map(|o| {
+                    let value = self.refreshes[outcome_index(*o)].load(Relaxed) as f64;
+                    (o.as_str(), value)
+                }),
+            ),
             self.duration_family(),
         ];
         families.push(self.transitions_family());
-        families.push(Family {
-            name: "spend_sentinel_admitted_units_total",
-            help: "Units admitted, by the status they were admitted on.",
-            kind: "counter",
-            samples: [Status::Ready, Status::Degraded]
+        families.push(by_label(
+            "spend_sentinel_admitted_units_total",
+            "Units admitted, by the status they were admitted on.",
+            "counter",
+            "status",
+            [Status::Ready, Status::Degraded]
                 .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    sample(
-                        "spend_sentinel_admitted_units_total",
-                        vec![("status", s.as_str().into())],
-                        self.admitted_units[i].get(),
-                    )
-                })
-                .collect(),
-        });
-        families.push(Family {
-            name: "spend_sentinel_refused_total",
-            help: "Admissions refused, by reason.",
-            kind: "counter",
-            samples: REFUSAL_REASONS
+                .zip(&self.admitted_units)
+                .map(|(s, units)| (s.as_str(), units.get())),
+        ));
+        families.push(by_label(
+            "spend_sentinel_refused_total",
+            "Admissions refused, by reason.",
+            "counter",
+            "reason",
+            REFUSAL_REASONS
                 .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    sample(
-                        "spend_sentinel_refused_total",
-                        vec![("reason", r.as_str().into())],
-                        self.refused[i].load(Relaxed) as f64,
-                    )
-                })
-                .collect(),
-        });
-        families.push(Family {
-            name: "spend_sentinel_refused_units_total",
-            help: "Units of the refused admissions, by reason.",
-            kind: "counter",
-            samples: REFUSAL_REASONS
+                .zip(&self.refused)
+                .map(|(r, count)| (r.as_str(), count.load(Relaxed) as f64)),
+        ));
+        families.push(by_label(
+            "spend_sentinel_refused_units_total",
+            "Units of the refused admissions, by reason.",
+            "counter",
+            "reason",
+            REFUSAL_REASONS
                 .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    sample(
-                        "spend_sentinel_refused_units_total",
-                        vec![("reason", r.as_str().into())],
-                        self.refused_units[i].get(),
-                    )
-                })
-                .collect(),
-        });
+                .zip(&self.refused_units)
+                .map(|(r, units)| (r.as_str(), units.get())),
+        ));
         families.push(Family {
             name: "spend_sentinel_build_info",
             help: "1, labelled with the version of spend-sentinel.",
@@ -477,6 +445,25 @@ pub(crate) fn sample(name: &str, labels: Vec<(&'static str, String)>, value: f64
         name: name.to_owned(),
         labels,
         value,
+    }
+}
+
+/// A family whose one label takes a closed set of values: one sample per `(value, number)`.
+pub(crate) fn by_label(
+    name: &'static str,
+    help: &'static str,
+    kind: &'static str,
+    label: &'static str,
+    values: impl IntoIterator<Item = (&'static str, f64)>,
+) -> Family {
+    Family {
+        name,
+        help,
+        kind,
+        samples: values
+            .into_iter()
+            .map(|(value, number)| sample(name, vec![(label, value.into())], number))
+            .collect(),
     }
 }
 

@@ -168,7 +168,8 @@ export function readExposition(text, { blankLines = false, promClient = false } 
   return families;
 }
 
-function checkHistogram(family) {
+/** A histogram family: increasing bounds up to +Inf, cumulative buckets, _sum, and _count = +Inf. */
+export function checkHistogram(family) {
   const groups = new Map();
   for (const s of family.samples) {
     const { le, ...rest } = s.labels;

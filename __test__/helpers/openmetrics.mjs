@@ -18,7 +18,7 @@
 //     end with `+Inf`, and `+Inf` equals `_count`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { labelKey } from './exposition.mjs';
+import { checkHistogram, labelKey } from './exposition.mjs';
 
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL_VALUE = '"(?:[^"\\\\\\n]|\\\\[\\\\"n])*"';
@@ -120,30 +120,6 @@ export function readOpenMetrics(text) {
   return families;
 }
 
-function checkHistogram(family) {
-  const groups = new Map();
-  for (const s of family.samples) {
-    const { le, ...rest } = s.labels;
-    const key = labelKey(rest);
-    if (!groups.has(key)) groups.set(key, { buckets: [], count: undefined });
-    const g = groups.get(key);
-    if (s.name.endsWith('_bucket')) {
-      assert.ok(le !== undefined, `${family.name}: a bucket without le`);
-      g.buckets.push({ le: numberOf(le, `le="${le}"`), value: s.value });
-    } else {
-      assert.equal(le, undefined, `${s.name} must not carry le`);
-      if (s.name.endsWith('_count')) g.count = s.value;
-    }
-  }
-  for (const g of groups.values()) {
-    for (let i = 1; i < g.buckets.length; i += 1) {
-      assert.ok(g.buckets[i].le > g.buckets[i - 1].le, `${family.name}: bucket bounds must increase`);
-      assert.ok(g.buckets[i].value >= g.buckets[i - 1].value, `${family.name}: buckets must be cumulative`);
-    }
-    assert.equal(g.buckets.at(-1)?.le, Infinity, `${family.name}: the last bucket must be le="+Inf"`);
-    if (g.count !== undefined) assert.equal(g.buckets.at(-1).value, g.count, `${family.name}: +Inf bucket = _count`);
-  }
-}
 
 const PYTHON_READER = `
 import sys, json

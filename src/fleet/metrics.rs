@@ -2,7 +2,7 @@
 //! sets only (modes, error kinds).
 
 use super::{ErrorKind, FleetStatus, Mode};
-use crate::metrics::{sample, single, Family};
+use crate::metrics::{by_label, single, Family};
 
 pub fn families(status: &FleetStatus) -> Vec<Family> {
     vec![
@@ -32,37 +32,24 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
              have passed and a valid refresh settled the fleet.",
             f64::from(u8::from(status.growth_held)),
         ),
-        Family {
-            name: "spend_sentinel_fleet_mode",
-            help: "1 for the current fleet mode (connecting, leased, floor), 0 for the others.",
-            kind: "gauge",
-            samples: Mode::ALL
+        by_label(
+            "spend_sentinel_fleet_mode",
+            "1 for the current fleet mode (connecting, leased, floor), 0 for the others.",
+            "gauge",
+            "mode",
+            Mode::ALL
                 .iter()
-                .map(|mode| {
-                    let value = f64::from(u8::from(*mode == status.mode));
-                    sample(
-                        "spend_sentinel_fleet_mode",
-                        vec![("mode", mode.as_str().into())],
-                        value,
-                    )
-                })
-                .collect(),
-        },
-        Family {
-            name: "spend_sentinel_fleet_redis_errors_total",
-            help: "Failed Redis calls by kind (connect, timeout, response, malformed).",
-            kind: "counter",
-            samples: ErrorKind::ALL
+                .map(|mode| (mode.as_str(), f64::from(u8::from(*mode == status.mode)))),
+        ),
+        by_label(
+            "spend_sentinel_fleet_redis_errors_total",
+            "Failed Redis calls by kind (connect, timeout, response, malformed).",
+            "counter",
+            "kind",
+            ErrorKind::ALL
                 .iter()
                 .zip(status.errors)
-                .map(|(kind, count)| {
-                    sample(
-                        "spend_sentinel_fleet_redis_errors_total",
-                        vec![("kind", kind.as_str().into())],
-                        count as f64,
-                    )
-                })
-                .collect(),
-        },
+                .map(|(kind, count)| (kind.as_str(), count as f64)),
+        ),
     ]
 }
