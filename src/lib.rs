@@ -19,4 +19,6 @@ pub mod runtime;
 pub mod secret;
 pub mod shared;
 
-pub use bindings::{native_noop, BreakerCore, Sentinel};
+// Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
+// napi-rs registers nothing).
+pub use bindings::{compute_budget, native_noop, BreakerCore, BudgetAnswer, Sentinel};

@@ -13,6 +13,7 @@ mod window;
 
 pub use breaker::BreakerCore;
 pub use sentinel::Sentinel;
+pub use window::{compute_budget, BudgetAnswer};
 
 use napi_derive::napi;
 
