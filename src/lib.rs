@@ -4,6 +4,11 @@
 //! Functional core, imperative shell: `rules` decides (pure, clock passed in); `refresher` owns
 //! the waiting and the I/O through `authority`; `bindings` only translates to JavaScript.
 
+// The unsafe code (napi calls, the state in native functions' data) states why it is sound:
+// each unsafe operation in a block with a `SAFETY:` comment, each unsafe fn with its contract.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
 pub mod authority;
 mod bindings;
 pub mod breaker_options;

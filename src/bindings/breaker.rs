@@ -2,13 +2,14 @@
 //! machine is `rules::breaker`; this file reads the clock and translates.
 //!
 //! The two per-call functions, `acquire()` and `settle(token × 4 + outcome)`, are installed on
-//! each instance as plain native functions (see `hot_path`) and answer with a single number, so
-//! a call through the breaker builds no JavaScript object. That number is a **token**:
-//! `generation × 8 + flags` (≥ 0), where `flags` is the state code (0 closed, 1 open,
-//! 2 half_open), plus 4 when transitions wait in `takeTransitions()`. A granted `acquire()` answers the token of
-//! its permit; a refused one answers `-(retryAfterMs × 8 + flags) - 1` (< 0). `settle` and the
-//! other operations answer the token after the change. While the state is closed, the JavaScript
-//! half reuses the last token without asking (closed changes only through these calls).
+//! each instance as plain native functions (see `native_function`) and answer with a single
+//! number, so a call through the breaker builds no JavaScript object. That number is a
+//! **token**: `generation × 8 + flags` (≥ 0), where `flags` is the state code (0 closed, 1 open,
+//! 2 half_open), plus 4 when transitions wait in `takeTransitions()`. A granted `acquire()`
+//! answers the token of its permit; a refused one answers `-(retryAfterMs × 8 + flags) - 1`
+//! (< 0). `settle` and the other operations answer the token after the change. While the state
+//! is closed, the JavaScript half reuses the last token without asking (closed changes only
+//! through these calls).
 
 use std::ptr;
 use std::sync::{Arc, Weak};
@@ -19,7 +20,7 @@ use napi_derive::napi;
 use parking_lot::Mutex;
 
 use super::errors::{self, Kind};
-use super::hot_path::{call_info, install_functions};
+use super::native_function::{install_functions, Call, Method, NativeFunction};
 use super::options::to_raw;
 use crate::breaker_options::parse_circuit_breaker;
 use crate::clock;
@@ -116,7 +117,10 @@ impl BreakerCore {
             &env,
             &this,
             &cell,
-            &[(c"acquire", acquire_callback), (c"settle", settle_callback)],
+            &[
+                NativeFunction::new::<Acquire>(c"acquire"),
+                NativeFunction::new::<Settle>(c"settle"),
+            ],
         )?;
         Ok(BreakerCore {
             cell,
@@ -241,51 +245,49 @@ pub struct BreakerStatsObject {
     pub retry_after_ms: Option<f64>,
 }
 
-unsafe fn number(env: sys::napi_env, value: f64) -> sys::napi_value {
-    let mut result = ptr::null_mut();
-    sys::napi_create_double(env, value, &mut result);
-    result
-}
+struct Acquire;
 
-unsafe extern "C" fn acquire_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    let (_, cell) = call_info::<Cell>(env, info, &mut []);
-    let (answer, token) = cell.with(|b, now| b.acquire(now));
-    let encoded = match answer {
-        Ok(_permit) => token.encoded(),
-        Err(retry_after) => {
-            let retry_ms = retry_after.as_secs_f64() * 1000.0;
-            -(retry_ms.ceil() * TOKEN_SCALE + token.flags as f64) - 1.0
-        }
-    };
-    number(env, encoded)
-}
+impl Method for Acquire {
+    type State = Cell;
+    const ARGS: usize = 0;
 
-unsafe extern "C" fn settle_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 1];
-    let (_, cell) = call_info::<Cell>(env, info, &mut argv);
-    let mut argument = -1.0;
-    sys::napi_get_value_double(env, argv[0], &mut argument);
-    if argument.is_nan() || argument < 0.0 {
-        errors::throw(
-            env,
-            Kind::TypeError,
-            errors::CONFIG,
-            "settle(token × 4 + outcome): token must come from acquire(), outcome be 0..3",
-        );
-        return ptr::null_mut();
+    fn call(call: &Call, cell: &Cell) -> sys::napi_value {
+        let (answer, token) = cell.with(|b, now| b.acquire(now));
+        let encoded = match answer {
+            Ok(_permit) => token.encoded(),
+            Err(retry_after) => {
+                let retry_ms = retry_after.as_secs_f64() * 1000.0;
+                -(retry_ms.ceil() * TOKEN_SCALE + token.flags as f64) - 1.0
+            }
+        };
+        call.number(encoded)
     }
-    let outcome = OUTCOMES[(argument % OUTCOME_SCALE) as usize];
-    let permit = Permit {
-        generation: (argument / (OUTCOME_SCALE * TOKEN_SCALE)).floor() as u64,
-    };
-    let ((), token) = cell.with(|b, now| b.settle(permit, outcome, now));
-    number(env, token.encoded())
+}
+
+struct Settle;
+
+impl Method for Settle {
+    type State = Cell;
+    const ARGS: usize = 1;
+
+    fn call(call: &Call, cell: &Cell) -> sys::napi_value {
+        let argument = call.number_argument(0).unwrap_or(-1.0);
+        if argument.is_nan() || argument < 0.0 {
+            errors::throw(
+                call.env(),
+                Kind::TypeError,
+                errors::CONFIG,
+                "settle(token × 4 + outcome): token must come from acquire(), outcome be 0..3",
+            );
+            return ptr::null_mut();
+        }
+        let outcome = OUTCOMES[(argument % OUTCOME_SCALE) as usize];
+        let permit = Permit {
+            generation: (argument / (OUTCOME_SCALE * TOKEN_SCALE)).floor() as u64,
+        };
+        let ((), token) = cell.with(|b, now| b.settle(permit, outcome, now));
+        call.number(token.encoded())
+    }
 }
 
 /// Every live breaker created with a `name`, for the metrics (weak: a collected breaker leaves).

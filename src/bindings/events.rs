@@ -181,9 +181,9 @@ fn reject_with(code: &'static str, message: &str) -> Settle {
     let message = message.to_owned();
     Box::new(move |env| {
         let error = errors::create(env.raw(), Kind::Error, code, &message)?;
-        Err(Error::from(unsafe {
-            Unknown::from_raw_unchecked(env.raw(), error)
-        }))
+        // SAFETY: `env` is the env this settle runs on and `error` a value just made on it.
+        let error = unsafe { Unknown::from_raw_unchecked(env.raw(), error) };
+        Err(Error::from(error))
     })
 }
 

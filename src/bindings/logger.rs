@@ -16,11 +16,13 @@ pub struct JsLogger(ObjectRef<false>);
 impl JsLogger {
     /// Reads `options.logger` (already type-checked by the config); `None` when not given.
     pub fn from_options(env: &Env, options: &Unknown) -> Result<Option<JsLogger>> {
+        // SAFETY: the options are an object: the config accepted them.
         let options: Object = unsafe { options.cast()? };
         let logger: Unknown = options.get_named_property("logger")?;
         if logger.get_type()? != ValueType::Object {
             return Ok(None);
         }
+        // SAFETY: `logger` is an object (checked above).
         let object: Object = unsafe { logger.cast()? };
         for level in ["info", "warn", "error"] {
             let method: Unknown = object.get_named_property(level)?;
@@ -108,7 +110,11 @@ impl JsLogger {
             // `apply` leaves the logger's exception pending; left there, Node would raise it
             // as an uncaught exception once this callback returns.
             let mut exception = std::ptr::null_mut();
-            unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+            // SAFETY: `env` is the env of the JS-thread callback in progress; `exception` is a
+            // valid out-pointer.
+            let status =
+                unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+            check_status!(status)?;
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ mod errors;
 mod events;
 mod hot_path;
 mod logger;
+mod native_function;
 mod options;
 mod sentinel;
 mod teardown;

@@ -154,6 +154,7 @@ impl Sentinel {
     /// (Each instance carries a faster own copy of this method.)
     #[napi(ts_args_type = "units?: number")]
     pub fn admit(&self, env: Env, units: Option<Unknown>) -> Result<bool> {
+        // SAFETY: `env` and `units` belong to this call, in progress on this thread.
         let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
         Ok(self.shared.admit(units))
     }
@@ -167,6 +168,7 @@ impl Sentinel {
         env: Env,
         units: Option<Unknown>,
     ) -> Result<Option<ReadinessReason>> {
+        // SAFETY: as in `admit`.
         let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
@@ -284,6 +286,7 @@ impl Sentinel {
             };
             return Err(config_error(env, Kind::TypeError, &error));
         }
+        // SAFETY: `listener` is a function (checked above).
         let listener: Function<TransitionEvent, Unknown<'static>> = unsafe { listener.cast()? };
         let id = self.events.add_listener(listener.create_ref()?);
         let events = Arc::downgrade(&self.events);
@@ -332,6 +335,7 @@ fn config_error(env: &Env, kind: Kind, error: &ConfigError) -> Error {
 }
 
 fn inspect_function(options: &Unknown) -> Result<FunctionRef<(), Unknown<'static>>> {
+    // SAFETY: the options are an object: `parse_options` accepted them.
     let options: Object = unsafe { options.cast()? };
     let authority: Object = options.get_named_property("authority")?;
     let inspect: Function<(), Unknown<'static>> = authority.get_named_property("inspect")?;
