@@ -17,6 +17,7 @@ pub mod config;
 pub mod fleet;
 pub mod fleet_options;
 mod js_thread;
+pub mod logging;
 pub mod metrics;
 pub mod refresher;
 pub mod rules;
