@@ -12,6 +12,7 @@
 pub mod authority;
 mod bindings;
 pub mod breaker_options;
+pub mod breaker_registry;
 pub mod clock;
 pub mod config;
 pub mod fleet;

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use super::breaker::breaker_families;
 use super::errors::{self, Kind};
 use super::events::{EventsHandle, JsEvents};
 use super::hot_path;
@@ -19,6 +18,7 @@ use super::types::{
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
+use crate::breaker_registry;
 use crate::config::{
     parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig, ConfigError,
 };
@@ -324,7 +324,7 @@ impl Sentinel {
         if let Some(fleet) = &self.fleet {
             families.extend(fleet::metrics::families(&fleet.status(&self.shared)));
         }
-        families.extend(breaker_families());
+        families.extend(breaker_registry::families());
         families
     }
 }
