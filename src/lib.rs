@@ -1,8 +1,9 @@
 //! spend-sentinel: spend-ceiling readiness and an exposure-ledger admission guard for
 //! usage-billed Node.js services.
 //!
-//! Functional core, imperative shell: `rules` decides (pure, clock passed in); `refresher` owns
-//! the waiting and the I/O through `authority`; `bindings` only translates to JavaScript.
+//! Functional core, imperative shell: `rules` decides (pure, clock passed in); `refresher`,
+//! `fleet` and `runtime` own the waiting and the I/O (through `authority`, and Redis for the
+//! fleet); `bindings` only translates to JavaScript.
 
 // The unsafe code (napi calls, the state in native functions' data) states why it is sound:
 // each unsafe operation in a block with a `SAFETY:` comment, each unsafe fn with its contract.

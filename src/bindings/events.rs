@@ -122,8 +122,7 @@ impl JsEvents {
         }
         if let Some(timeout) = timeout {
             let events = Arc::downgrade(self);
-            runtime::handle().spawn(async move {
-                tokio::time::sleep(timeout).await;
+            runtime::after(timeout, move || {
                 if let Some(events) = events.upgrade() {
                     events.settle_one(
                         id,

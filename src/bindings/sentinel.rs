@@ -27,7 +27,6 @@ use crate::js_thread::JsThread;
 use crate::metrics::render_as;
 use crate::refresher;
 use crate::rules::Guard;
-use crate::runtime;
 use crate::shared::Shared;
 
 /// Tells a usage-billed service whether it may take the next billable request: refreshes the
@@ -254,13 +253,7 @@ impl Sentinel {
         let (deferred, promise) = env.create_deferred::<(), Done>()?;
         match &self.fleet {
             None => deferred.resolve(done()),
-            Some(fleet) => {
-                let fleet = fleet.clone();
-                runtime::handle().spawn(async move {
-                    let _ = tokio::time::timeout(RELEASE_WAIT, fleet.released()).await;
-                    deferred.resolve(done());
-                });
-            }
+            Some(fleet) => fleet.on_released(move || deferred.resolve(done())),
         }
         Ok(promise)
     }
@@ -313,10 +306,6 @@ type Done = Box<dyn FnOnce(Env) -> Result<()> + Send>;
 fn done() -> Done {
     Box::new(|_| Ok(()))
 }
-
-/// The release on close is bounded by one Redis call (1 s); this only guards against a task
-/// that never reports.
-const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(1200);
 
 impl Sentinel {
     fn families(&self) -> Vec<crate::metrics::Family> {
