@@ -1,17 +1,25 @@
 //! spend-sentinel: spend-ceiling readiness and an exposure-ledger admission guard for
 //! usage-billed Node.js services.
 //!
-//! Functional core, imperative shell: `rules` decides (pure, clock passed in); `refresher` owns
-//! the waiting and the I/O through `authority`; `bindings` only translates to JavaScript.
+//! Functional core, imperative shell: `rules` decides (pure, clock passed in); `refresher`,
+//! `fleet` and `runtime` own the waiting and the I/O (through `authority`, and Redis for the
+//! fleet); `bindings` only translates to JavaScript.
+
+// The unsafe code (napi calls, the state in native functions' data) states why it is sound:
+// each unsafe operation in a block with a `SAFETY:` comment, each unsafe fn with its contract.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod authority;
 mod bindings;
 pub mod breaker_options;
+pub mod breaker_registry;
 pub mod clock;
 pub mod config;
 pub mod fleet;
 pub mod fleet_options;
 mod js_thread;
+pub mod logging;
 pub mod metrics;
 pub mod refresher;
 pub mod rules;
@@ -19,4 +27,6 @@ pub mod runtime;
 pub mod secret;
 pub mod shared;
 
-pub use bindings::{native_noop, BreakerCore, Sentinel};
+// Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
+// napi-rs registers nothing).
+pub use bindings::{compute_budget, native_noop, BreakerCore, BudgetAnswer, Sentinel};

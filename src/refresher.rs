@@ -1,4 +1,6 @@
-//! The refresh loop and the transition watcher: the only code that waits, sleeps or does I/O.
+//! The refresh loop and the transition watcher: where a sentinel waits on its authority and on
+//! time. (The shell's other waiting: the lease task in `fleet`, and `runtime::after`, which
+//! times out `whenReady`. The bindings never wait.)
 //!
 //! Two tasks per sentinel on the private runtime:
 //! - `refresh_loop`: one refresh at a time, bounded by `timeoutMs`, then a jittered pause;

@@ -5,6 +5,7 @@
 //! refresh every few seconds per sentinel.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use reqwest::redirect::Policy;
 use tokio::runtime::{Builder, Handle};
@@ -30,6 +31,15 @@ pub fn handle() -> &'static Handle {
     })
 }
 
+/// Runs `job` on the runtime once `delay` has passed (the `whenReady` timeout): the bindings
+/// say what happens, the waiting stays in the shell.
+pub fn after(delay: Duration, job: impl FnOnce() + Send + 'static) {
+    handle().spawn(async move {
+        tokio::time::sleep(delay).await;
+        job();
+    });
+}
+
 /// Redirects are never followed: a 3xx from the authority proves nothing. Names are
 /// resolved on this runtime, so a refresh's timeout bounds its DNS lookup too.
 pub fn client_builder() -> reqwest::ClientBuilder {
@@ -48,4 +58,23 @@ pub fn shared_client() -> &'static reqwest::Client {
             .build()
             .expect("spend-sentinel: cannot build the HTTP client")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn after_runs_the_job_once_the_delay_has_passed() {
+        let (tx, rx) = mpsc::channel();
+        let start = Instant::now();
+        super::after(Duration::from_millis(60), move || {
+            let _ = tx.send(Instant::now());
+        });
+        let ran = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the job runs");
+        assert!(ran - start >= Duration::from_millis(60));
+    }
 }

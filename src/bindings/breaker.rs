@@ -1,29 +1,28 @@
 //! `BreakerCore`: the native half of the JavaScript `CircuitBreaker` (js/breaker.js). The state
-//! machine is `rules::breaker`; this file reads the clock and translates.
+//! machine is `rules::breaker`, shared through `breaker_registry`; this file translates.
 //!
 //! The two per-call functions, `acquire()` and `settle(token × 4 + outcome)`, are installed on
-//! each instance as plain native functions (see `hot_path`) and answer with a single number, so
-//! a call through the breaker builds no JavaScript object. That number is a **token**:
-//! `generation × 8 + flags` (≥ 0), where `flags` is the state code (0 closed, 1 open,
-//! 2 half_open), plus 4 when transitions wait in `takeTransitions()`. A granted `acquire()` answers the token of
-//! its permit; a refused one answers `-(retryAfterMs × 8 + flags) - 1` (< 0). `settle` and the
-//! other operations answer the token after the change. While the state is closed, the JavaScript
-//! half reuses the last token without asking (closed changes only through these calls).
+//! each instance as plain native functions (see `native_function`) and answer with a single
+//! number, so a call through the breaker builds no JavaScript object. That number is a
+//! **token**: `generation × 8 + flags` (≥ 0), where `flags` is the state code (0 closed, 1 open,
+//! 2 half_open), plus 4 when transitions wait in `takeTransitions()`. A granted `acquire()`
+//! answers the token of its permit; a refused one answers `-(retryAfterMs × 8 + flags) - 1`
+//! (< 0). `settle` and the other operations answer the token after the change. While the state
+//! is closed, the JavaScript half reuses the last token without asking (closed changes only
+//! through these calls).
 
 use std::ptr;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use parking_lot::Mutex;
 
 use super::errors::{self, Kind};
-use super::hot_path::{call_info, install_functions};
+use super::native_function::{install_functions, Call, Method, NativeFunction};
 use super::options::to_raw;
 use crate::breaker_options::parse_circuit_breaker;
-use crate::clock;
-use crate::metrics::Family;
+use crate::breaker_registry::{self, After, SharedBreaker};
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
 const FLAG_TRANSITIONS: u64 = 4;
@@ -47,13 +46,25 @@ fn state_code(state: BreakerState) -> u64 {
     }
 }
 
-struct Cell(Mutex<Breaker>);
-
 /// What the operations answer besides their own result.
 #[derive(Clone, Copy)]
 struct Token {
     generation: u64,
     flags: u64,
+}
+
+impl From<After> for Token {
+    fn from(after: After) -> Self {
+        let pending = if after.transitions_pending {
+            FLAG_TRANSITIONS
+        } else {
+            0
+        };
+        Token {
+            generation: after.generation,
+            flags: state_code(after.state) + pending,
+        }
+    }
 }
 
 impl Token {
@@ -62,31 +73,19 @@ impl Token {
     }
 }
 
-impl Cell {
-    /// Runs `f` at `now` (after applying what time alone changed, so reads are current), then
-    /// reads the token (generation, state, pending transitions).
-    fn with<T>(&self, f: impl FnOnce(&mut Breaker, std::time::Duration) -> T) -> (T, Token) {
-        let mut breaker = self.0.lock();
-        let now = clock::now();
-        breaker.state(now);
-        let result = f(&mut breaker, now);
-        let pending = if breaker.has_transitions() {
-            FLAG_TRANSITIONS
-        } else {
-            0
-        };
-        let token = Token {
-            generation: breaker.generation(),
-            flags: state_code(breaker.state(now)) + pending,
-        };
-        (result, token)
-    }
+/// Runs `f` on the breaker now and answers its result with the token after it.
+fn with_token<T>(
+    breaker: &SharedBreaker,
+    f: impl FnOnce(&mut Breaker, std::time::Duration) -> T,
+) -> (T, Token) {
+    let (result, after) = breaker.with(f);
+    (result, after.into())
 }
 
 /// The native state of one `CircuitBreaker`; use `CircuitBreaker` from JavaScript instead.
 #[napi]
 pub struct BreakerCore {
-    cell: Arc<Cell>,
+    breaker: Arc<SharedBreaker>,
     name: String,
     timeout_ms: f64,
     max_concurrent: u32,
@@ -105,21 +104,24 @@ impl BreakerCore {
             let message = format!("CircuitBreaker: {e}");
             errors::throw(env.raw(), Kind::Error, errors::CONFIG, &message)
         })?;
-        let cell = Arc::new(Cell(Mutex::new(Breaker::new(
+        let breaker = Arc::new(SharedBreaker::new(Breaker::new(
             config.settings,
             rand::random(),
-        ))));
+        )));
         if let Some(name) = &config.name {
-            register(name, &cell);
+            breaker_registry::register(name, &breaker);
         }
         install_functions(
             &env,
             &this,
-            &cell,
-            &[(c"acquire", acquire_callback), (c"settle", settle_callback)],
+            &breaker,
+            &[
+                NativeFunction::new::<Acquire>(c"acquire"),
+                NativeFunction::new::<Settle>(c"settle"),
+            ],
         )?;
         Ok(BreakerCore {
-            cell,
+            breaker,
             name: config.name.unwrap_or_else(|| "breaker".to_owned()),
             timeout_ms: config.timeout_ms,
             max_concurrent: config.max_concurrent,
@@ -146,28 +148,28 @@ impl BreakerCore {
     /// The token (see the module docs) after applying what time alone changes.
     #[napi]
     pub fn token(&self) -> f64 {
-        self.cell.with(|_, _| ()).1.encoded()
+        with_token(&self.breaker, |_, _| ()).1.encoded()
     }
 
     #[napi]
     pub fn force_open(&self) -> f64 {
-        self.cell.with(Breaker::force_open).1.encoded()
+        with_token(&self.breaker, Breaker::force_open).1.encoded()
     }
 
     #[napi]
     pub fn close(&self) -> f64 {
-        self.cell.with(Breaker::close).1.encoded()
+        with_token(&self.breaker, Breaker::close).1.encoded()
     }
 
     #[napi]
     pub fn reset(&self) -> f64 {
-        self.cell.with(Breaker::reset).1.encoded()
+        with_token(&self.breaker, Breaker::reset).1.encoded()
     }
 
     /// Committed transitions since the last call, as `[from, to, from, to, ...]` state codes.
     #[napi]
     pub fn take_transitions(&self) -> Vec<u32> {
-        let transitions = self.cell.0.lock().take_transitions();
+        let transitions = self.breaker.take_transitions();
         transitions
             .iter()
             .flat_map(|t| [state_code(t.from) as u32, state_code(t.to) as u32])
@@ -178,7 +180,7 @@ impl BreakerCore {
     /// opened by hand).
     #[napi]
     pub fn half_open_in_ms(&self) -> f64 {
-        let left = self.cell.with(|b, now| b.half_open_in(now)).0;
+        let left = self.breaker.with(|b, now| b.half_open_in(now)).0;
         left.map_or(-1.0, |d| (d.as_secs_f64() * 1000.0).ceil())
     }
 
@@ -188,7 +190,7 @@ impl BreakerCore {
     #[napi(ts_return_type = "CircuitBreakerStats")]
     pub fn stats(&self) -> BreakerStatsObject {
         let (stats, consecutive, totals, half_open_in) = self
-            .cell
+            .breaker
             .with(|b, now| {
                 (
                     b.stats(),
@@ -241,75 +243,47 @@ pub struct BreakerStatsObject {
     pub retry_after_ms: Option<f64>,
 }
 
-unsafe fn number(env: sys::napi_env, value: f64) -> sys::napi_value {
-    let mut result = ptr::null_mut();
-    sys::napi_create_double(env, value, &mut result);
-    result
-}
+struct Acquire;
 
-unsafe extern "C" fn acquire_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    let (_, cell) = call_info::<Cell>(env, info, &mut []);
-    let (answer, token) = cell.with(|b, now| b.acquire(now));
-    let encoded = match answer {
-        Ok(_permit) => token.encoded(),
-        Err(retry_after) => {
-            let retry_ms = retry_after.as_secs_f64() * 1000.0;
-            -(retry_ms.ceil() * TOKEN_SCALE + token.flags as f64) - 1.0
-        }
-    };
-    number(env, encoded)
-}
+impl Method for Acquire {
+    type State = SharedBreaker;
+    const ARGS: usize = 0;
 
-unsafe extern "C" fn settle_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 1];
-    let (_, cell) = call_info::<Cell>(env, info, &mut argv);
-    let mut argument = -1.0;
-    sys::napi_get_value_double(env, argv[0], &mut argument);
-    if argument.is_nan() || argument < 0.0 {
-        errors::throw(
-            env,
-            Kind::TypeError,
-            errors::CONFIG,
-            "settle(token × 4 + outcome): token must come from acquire(), outcome be 0..3",
-        );
-        return ptr::null_mut();
-    }
-    let outcome = OUTCOMES[(argument % OUTCOME_SCALE) as usize];
-    let permit = Permit {
-        generation: (argument / (OUTCOME_SCALE * TOKEN_SCALE)).floor() as u64,
-    };
-    let ((), token) = cell.with(|b, now| b.settle(permit, outcome, now));
-    number(env, token.encoded())
-}
-
-/// Every live breaker created with a `name`, for the metrics (weak: a collected breaker leaves).
-static NAMED: Mutex<Vec<(String, Weak<Cell>)>> = Mutex::new(Vec::new());
-
-fn register(name: &str, cell: &Arc<Cell>) {
-    let mut named = NAMED.lock();
-    named.retain(|(_, cell)| cell.strong_count() > 0);
-    named.push((name.to_owned(), Arc::downgrade(cell)));
-}
-
-/// `spend_sentinel_breaker_state` and `spend_sentinel_breaker_calls_total` of the live named
-/// breakers. Two live breakers with one name would make duplicate series: the older one counts.
-pub fn breaker_families() -> Vec<Family> {
-    let mut seen = Vec::new();
-    let mut breakers = Vec::new();
-    for (name, cell) in NAMED.lock().iter() {
-        if let Some(cell) = cell.upgrade() {
-            if !seen.contains(name) {
-                seen.push(name.clone());
-                let (state, stats) = cell.with(|b, now| (b.state(now), b.stats())).0;
-                breakers.push((name.clone(), state, stats));
+    fn call(call: &Call, breaker: &SharedBreaker) -> sys::napi_value {
+        let (answer, token) = with_token(breaker, |b, now| b.acquire(now));
+        let encoded = match answer {
+            Ok(_permit) => token.encoded(),
+            Err(retry_after) => {
+                let retry_ms = retry_after.as_secs_f64() * 1000.0;
+                -(retry_ms.ceil() * TOKEN_SCALE + token.flags as f64) - 1.0
             }
-        }
+        };
+        call.number(encoded)
     }
-    crate::metrics::breaker_families(&breakers)
+}
+
+struct Settle;
+
+impl Method for Settle {
+    type State = SharedBreaker;
+    const ARGS: usize = 1;
+
+    fn call(call: &Call, breaker: &SharedBreaker) -> sys::napi_value {
+        let argument = call.number_argument(0).unwrap_or(-1.0);
+        if argument.is_nan() || argument < 0.0 {
+            errors::throw(
+                call.env(),
+                Kind::TypeError,
+                errors::CONFIG,
+                "settle(token × 4 + outcome): token must come from acquire(), outcome be 0..3",
+            );
+            return ptr::null_mut();
+        }
+        let outcome = OUTCOMES[(argument % OUTCOME_SCALE) as usize];
+        let permit = Permit {
+            generation: (argument / (OUTCOME_SCALE * TOKEN_SCALE)).floor() as u64,
+        };
+        let ((), token) = with_token(breaker, |b, now| b.settle(permit, outcome, now));
+        call.number(token.encoded())
+    }
 }

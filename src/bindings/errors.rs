@@ -1,4 +1,7 @@
-//! Every error that reaches JavaScript is made here, with a stable `code`.
+//! The errors the native addon throws on purpose, each with a stable `code`, are made here. (The
+//! JavaScript layer makes coded errors of its own, e.g. js/options.js, js/breaker.js and
+//! js/native-error.js; a napi call that fails surfaces as napi-rs's own error, whose `code` is the
+//! napi status, e.g. `GenericFailure`.)
 //!
 //! The helpers throw on the env and return `Status::PendingException`, which napi-rs passes
 //! through untouched.
@@ -8,7 +11,8 @@ use std::ffi::CString;
 use napi::bindgen_prelude::*;
 use napi::sys;
 
-/// A bad option: an `Error` whose message names the option path and the rule.
+/// A bad option (an `Error`) or a bad argument to a method (a `TypeError`); the message names the
+/// option path or argument and the rule.
 pub const CONFIG: &str = "ERR_SPEND_SENTINEL_CONFIG";
 /// `Sentinel` called without `new` (or with a `new.target` outside its class): a `TypeError`.
 pub const CONSTRUCT: &str = "ERR_SPEND_SENTINEL_CONSTRUCT";
@@ -26,6 +30,9 @@ pub enum Kind {
 }
 
 /// Builds a JS error object with `code`.
+///
+/// `env` is trusted as napi-rs trusts the env of an `Env` (`Env::from_raw` is safe): every
+/// caller passes the env of a call or callback in progress on this thread.
 pub fn create(
     env: sys::napi_env,
     kind: Kind,
@@ -37,11 +44,14 @@ pub fn create(
     let mut error = std::ptr::null_mut();
     let code_c = CString::new(code).unwrap_or_default();
     let message_c = CString::new(message.replace('\0', "")).unwrap_or_default();
+    // SAFETY: `env` is live on this thread (see above); both strings are NUL-terminated, outlive
+    // the calls and are passed with their length (or -1: up to the NUL); every out-pointer is a
+    // local.
     unsafe {
         check_status!(sys::napi_create_string_utf8(
             env,
             code_c.as_ptr(),
-            code.len() as isize,
+            code_c.as_bytes().len() as isize,
             &mut code_value
         ))?;
         check_status!(sys::napi_create_string_utf8(
@@ -59,13 +69,18 @@ pub fn create(
     Ok(error)
 }
 
-/// Throws a new error on `env`; use as `return Err(throw(...))`.
+/// Throws a new error on `env` (trusted as in [`create`]); use as `return Err(throw(...))`.
 pub fn throw(env: sys::napi_env, kind: Kind, code: &str, message: &str) -> Error {
-    match create(env, kind, code, message) {
-        Ok(error) => {
-            unsafe { sys::napi_throw(env, error) };
-            Error::from_status(Status::PendingException)
-        }
+    let error = match create(env, kind, code, message) {
+        Ok(error) => error,
+        Err(err) => return err,
+    };
+    // SAFETY: `env` is live on this thread (see `create`); `error` was just made on it.
+    let status = unsafe { sys::napi_throw(env, error) };
+    match check_status!(status) {
+        Ok(()) => Error::from_status(Status::PendingException),
+        // Either an exception was already pending (napi-rs leaves it to propagate) or napi-rs
+        // throws this error itself, with the napi status as its code.
         Err(err) => err,
     }
 }

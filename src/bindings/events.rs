@@ -1,5 +1,5 @@
-//! Delivering what the refresher sees to JavaScript: `onTransition` listeners and pending
-//! `whenReady` promises.
+//! Delivering what the refresher sees to JavaScript: `onTransition` listeners, pending
+//! `whenReady` promises and the `logger` option's lines.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,6 +13,7 @@ use super::errors::{self, Kind};
 use super::logger::JsLogger;
 use super::types::{Readiness, TransitionEvent};
 use crate::js_thread::JsThread;
+use crate::logging;
 use crate::refresher::{Events, Task};
 use crate::rules::{self, Outcome, Status};
 use crate::runtime;
@@ -88,7 +89,7 @@ impl JsEvents {
             }
         }
         if let Some(logger) = &*self.logger.lock() {
-            logger.transition(env, from, now);
+            let _ = logger.log(env, &logging::transition(from, now));
         }
     }
 
@@ -121,8 +122,7 @@ impl JsEvents {
         }
         if let Some(timeout) = timeout {
             let events = Arc::downgrade(self);
-            runtime::handle().spawn(async move {
-                tokio::time::sleep(timeout).await;
+            runtime::after(timeout, move || {
                 if let Some(events) = events.upgrade() {
                     events.settle_one(
                         id,
@@ -166,6 +166,16 @@ impl JsEvents {
         }
     }
 
+    /// Hands `line` to the logger, if any, on the JS thread.
+    fn log(self: &Arc<Self>, line: logging::Line) {
+        let events = self.clone();
+        self.js_thread.run(move |env| {
+            if let Some(logger) = &*events.logger.lock() {
+                let _ = logger.log(&env, &line);
+            }
+        });
+    }
+
     /// `close()`: pending `whenReady` promises reject at once.
     pub fn closed(&self) {
         self.settle_waiters();
@@ -181,9 +191,9 @@ fn reject_with(code: &'static str, message: &str) -> Settle {
     let message = message.to_owned();
     Box::new(move |env| {
         let error = errors::create(env.raw(), Kind::Error, code, &message)?;
-        Err(Error::from(unsafe {
-            Unknown::from_raw_unchecked(env.raw(), error)
-        }))
+        // SAFETY: `env` is the env this settle runs on and `error` a value just made on it.
+        let error = unsafe { Unknown::from_raw_unchecked(env.raw(), error) };
+        Err(Error::from(error))
     })
 }
 
@@ -200,23 +210,15 @@ impl Events for EventsHandle {
     }
 
     fn refreshed(&self, outcome: Outcome, took: Duration) {
-        if outcome == Outcome::Valid || self.0.logger.lock().is_none() {
+        if self.0.logger.lock().is_none() {
             return;
         }
-        let events = self.0.clone();
-        self.0.js_thread.run(move |env| {
-            if let Some(logger) = &*events.logger.lock() {
-                logger.refresh_failed(&env, outcome, took);
-            }
-        });
+        if let Some(line) = logging::refreshed(outcome, took) {
+            self.0.log(line);
+        }
     }
 
     fn task_failed(&self, task: Task) {
-        let events = self.0.clone();
-        self.0.js_thread.run(move |env| {
-            if let Some(logger) = &*events.logger.lock() {
-                logger.task_failed(&env, task);
-            }
-        });
+        self.0.log(logging::task_failed(task));
     }
 }

@@ -5,6 +5,7 @@ mod errors;
 mod events;
 mod hot_path;
 mod logger;
+mod native_function;
 mod options;
 mod sentinel;
 mod teardown;
@@ -13,6 +14,7 @@ mod window;
 
 pub use breaker::BreakerCore;
 pub use sentinel::Sentinel;
+pub use window::{compute_budget, BudgetAnswer};
 
 use napi_derive::napi;
 

@@ -23,6 +23,7 @@ fn to_raw_at(value: &Unknown<'_>, depth: usize) -> Result<RawValue> {
         ValueType::Function => RawValue::Function,
         ValueType::Object if depth >= MAX_DEPTH => RawValue::Other("object"),
         ValueType::Object if value.is_array()? => {
+            // SAFETY: `value` is an array (checked on this arm).
             let array: Array = unsafe { value.cast()? };
             let mut items = Vec::with_capacity(array.len() as usize);
             for i in 0..array.len() {
@@ -32,6 +33,7 @@ fn to_raw_at(value: &Unknown<'_>, depth: usize) -> Result<RawValue> {
             RawValue::Array(items)
         }
         ValueType::Object => {
+            // SAFETY: `value` is an object (checked on this arm).
             let object: Object = unsafe { value.cast()? };
             let names: Vec<String> = Object::keys(&object)?;
             let mut members = Vec::with_capacity(names.len());

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use super::breaker::breaker_families;
 use super::errors::{self, Kind};
 use super::events::{EventsHandle, JsEvents};
 use super::hot_path;
@@ -19,6 +18,7 @@ use super::types::{
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
+use crate::breaker_registry;
 use crate::config::{
     parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig, ConfigError,
 };
@@ -27,7 +27,6 @@ use crate::js_thread::JsThread;
 use crate::metrics::render_as;
 use crate::refresher;
 use crate::rules::Guard;
-use crate::runtime;
 use crate::shared::Shared;
 
 /// Tells a usage-billed service whether it may take the next billable request: refreshes the
@@ -154,6 +153,7 @@ impl Sentinel {
     /// (Each instance carries a faster own copy of this method.)
     #[napi(ts_args_type = "units?: number")]
     pub fn admit(&self, env: Env, units: Option<Unknown>) -> Result<bool> {
+        // SAFETY: `env` and `units` belong to this call, in progress on this thread.
         let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
         Ok(self.shared.admit(units))
     }
@@ -167,6 +167,7 @@ impl Sentinel {
         env: Env,
         units: Option<Unknown>,
     ) -> Result<Option<ReadinessReason>> {
+        // SAFETY: as in `admit`.
         let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
@@ -252,13 +253,7 @@ impl Sentinel {
         let (deferred, promise) = env.create_deferred::<(), Done>()?;
         match &self.fleet {
             None => deferred.resolve(done()),
-            Some(fleet) => {
-                let fleet = fleet.clone();
-                runtime::handle().spawn(async move {
-                    let _ = tokio::time::timeout(RELEASE_WAIT, fleet.released()).await;
-                    deferred.resolve(done());
-                });
-            }
+            Some(fleet) => fleet.on_released(move || deferred.resolve(done())),
         }
         Ok(promise)
     }
@@ -284,6 +279,7 @@ impl Sentinel {
             };
             return Err(config_error(env, Kind::TypeError, &error));
         }
+        // SAFETY: `listener` is a function (checked above).
         let listener: Function<TransitionEvent, Unknown<'static>> = unsafe { listener.cast()? };
         let id = self.events.add_listener(listener.create_ref()?);
         let events = Arc::downgrade(&self.events);
@@ -311,17 +307,13 @@ fn done() -> Done {
     Box::new(|_| Ok(()))
 }
 
-/// The release on close is bounded by one Redis call (1 s); this only guards against a task
-/// that never reports.
-const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(1200);
-
 impl Sentinel {
     fn families(&self) -> Vec<crate::metrics::Family> {
         let mut families = self.shared.metrics.families(&self.shared.gauges());
         if let Some(fleet) = &self.fleet {
             families.extend(fleet::metrics::families(&fleet.status(&self.shared)));
         }
-        families.extend(breaker_families());
+        families.extend(breaker_registry::families());
         families
     }
 }
@@ -332,6 +324,7 @@ fn config_error(env: &Env, kind: Kind, error: &ConfigError) -> Error {
 }
 
 fn inspect_function(options: &Unknown) -> Result<FunctionRef<(), Unknown<'static>>> {
+    // SAFETY: the options are an object: `parse_options` accepted them.
     let options: Object = unsafe { options.cast()? };
     let authority: Object = options.get_named_property("authority")?;
     let inspect: Function<(), Unknown<'static>> = authority.get_named_property("inspect")?;

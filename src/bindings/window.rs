@@ -28,6 +28,6 @@ pub fn compute_budget(env: Env, budget: Unknown) -> Result<BudgetAnswer> {
     Ok(BudgetAnswer {
         node_budget_units: parsed.node_budget_units,
         stale_window_seconds: parsed.stale_window.as_secs_f64(),
-        ceiling_seconds: parsed.node_budget_units / parsed.max_units_per_second,
+        ceiling_seconds: parsed.ceiling_seconds(),
     })
 }

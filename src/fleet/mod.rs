@@ -31,6 +31,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(1);
 const USAGE_CHECK: Duration = Duration::from_millis(200);
 /// Reconnect backoff: doubling from the first to the last, with jitter.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
+/// `close()` waits for the release at most this long. The release is bounded by one Redis call
+/// (`CALL_TIMEOUT`); this only guards against a task that never reports.
+const RELEASE_WAIT: Duration = Duration::from_millis(1200);
 /// Settles are spaced at least this far apart (each valid refresh could settle otherwise).
 const SETTLE_SPACING: Duration = Duration::from_secs(2);
 
@@ -144,10 +147,14 @@ impl Fleet {
         }
     }
 
-    /// Resolves once the grant has been released after `close()` (or the release gave up).
-    pub async fn released(&self) {
+    /// Runs `job` on the runtime once the grant has been released after `close()` (or the
+    /// release gave up), and after [`RELEASE_WAIT`] at most.
+    pub fn on_released(&self, job: impl FnOnce() + Send + 'static) {
         let mut rx = self.released.subscribe();
-        let _ = rx.wait_for(|done| *done).await;
+        runtime::handle().spawn(async move {
+            let _ = tokio::time::timeout(RELEASE_WAIT, rx.wait_for(|done| *done)).await;
+            job();
+        });
     }
 
     fn count_error(&self, kind: ErrorKind) {

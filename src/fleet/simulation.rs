@@ -360,7 +360,7 @@ impl Sim {
             _ => self.admit(i),
         }
         self.check_ceiling(self.now());
-        if self.steps % 8 == 0 {
+        if self.steps.is_multiple_of(8) {
             self.check_pool().await;
         }
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::window::MAX_STALE_WINDOW_SECONDS;
+use super::window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
 
 /// The fleet's shape, fixed at construction.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,7 +44,8 @@ impl FleetShape {
     /// The window a node budget gives: units / r, capped by `maxStaleSeconds` and by the
     /// longest supported window.
     pub fn window_for(&self, node_budget_units: f64) -> Duration {
-        let seconds = (node_budget_units / self.max_units_per_second).min(MAX_STALE_WINDOW_SECONDS);
+        let seconds = ceiling_seconds(node_budget_units, self.max_units_per_second)
+            .min(MAX_STALE_WINDOW_SECONDS);
         let window = Duration::from_secs_f64(seconds.max(0.0));
         self.max_stale.map_or(window, |cap| window.min(cap))
     }

@@ -44,6 +44,19 @@ pub struct Budget {
     pub max_units_per_second: f64,
 }
 
+impl Budget {
+    /// node budget / r, seconds: the longest stale window the ceiling allows (the window itself
+    /// unless `maxStaleSeconds` lowers it).
+    pub fn ceiling_seconds(&self) -> f64 {
+        ceiling_seconds(self.node_budget_units, self.max_units_per_second)
+    }
+}
+
+/// node budget / r: how long admitting at the full rate takes to spend the node budget.
+pub fn ceiling_seconds(node_budget_units: f64, max_units_per_second: f64) -> f64 {
+    node_budget_units / max_units_per_second
+}
+
 /// Why a budget is not acceptable. Each names the option at fault (`option()`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum BudgetError {
@@ -199,7 +212,7 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     let b = require_positive("budget.unverifiedUnits", input.unverified_units)?;
     let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
     let node_budget_units = b * node_share(input)?;
-    let ceiling = node_budget_units / r;
+    let ceiling = ceiling_seconds(node_budget_units, r);
     if !ceiling.is_finite() {
         return Err(BudgetError::CeilingOverflows);
     }
@@ -464,6 +477,23 @@ mod tests {
         let budget = compute_budget(&seed()).unwrap();
         assert_eq!(budget.node_budget_units, 100.0);
         assert_eq!(budget.stale_window, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_ceiling_is_node_budget_over_rate_even_when_max_stale_lowers_the_window() {
+        let input = BudgetInput {
+            max_stale_seconds: Some(2.0),
+            ..seed()
+        };
+        let budget = compute_budget(&input).unwrap();
+        assert_eq!(budget.stale_window, Duration::from_secs(2));
+        assert_eq!(budget.ceiling_seconds(), 5.0);
+        let quarter = BudgetInput {
+            nodes: None,
+            share: Some(0.25),
+            ..seed()
+        };
+        assert_eq!(compute_budget(&quarter).unwrap().ceiling_seconds(), 2.5);
     }
 
     #[test]

@@ -1,0 +1,201 @@
+//! The native state of each `CircuitBreaker` (shared by its JavaScript object and the metrics),
+//! and the registry of the breakers created with a `name`, whose series every `metrics()` shows.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::clock;
+use crate::metrics::Family;
+use crate::rules::breaker::{Breaker, BreakerState, Transition};
+
+/// One breaker, locked per operation.
+pub struct SharedBreaker(Mutex<Breaker>);
+
+/// What an operation leaves behind, besides its own result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct After {
+    pub generation: u64,
+    pub state: BreakerState,
+    /// Transitions wait in `take_transitions()`.
+    pub transitions_pending: bool,
+}
+
+impl SharedBreaker {
+    pub fn new(breaker: Breaker) -> Self {
+        SharedBreaker(Mutex::new(breaker))
+    }
+
+    /// Runs `f` now; see [`with_at`](Self::with_at).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Breaker, Duration) -> T) -> (T, After) {
+        self.with_at(clock::now(), f)
+    }
+
+    /// Runs `f` at `now`, after applying what time alone changed (so `f` reads the breaker as
+    /// of `now`), then reads what it left behind.
+    pub fn with_at<T>(
+        &self,
+        now: Duration,
+        f: impl FnOnce(&mut Breaker, Duration) -> T,
+    ) -> (T, After) {
+        let mut breaker = self.0.lock();
+        breaker.state(now);
+        let result = f(&mut breaker, now);
+        let after = After {
+            generation: breaker.generation(),
+            state: breaker.state(now),
+            transitions_pending: breaker.has_transitions(),
+        };
+        (result, after)
+    }
+
+    pub fn take_transitions(&self) -> Vec<Transition> {
+        self.0.lock().take_transitions()
+    }
+}
+
+/// Weak references by name, in the order they registered: a collected item leaves by itself.
+pub struct Registry<T> {
+    entries: Mutex<Vec<(String, Weak<T>)>>,
+}
+
+impl<T> Registry<T> {
+    pub const fn new() -> Self {
+        Registry {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Adds `item` under `name`, dropping the entries of collected items on the way.
+    pub fn register(&self, name: &str, item: &Arc<T>) {
+        let mut entries = self.entries.lock();
+        entries.retain(|(_, item)| item.strong_count() > 0);
+        entries.push((name.to_owned(), Arc::downgrade(item)));
+    }
+
+    /// The live items, one per name: two under one name would make duplicate series, so the
+    /// oldest live one counts and the others wait for it to go.
+    pub fn live(&self) -> Vec<(String, Arc<T>)> {
+        let mut live: Vec<(String, Arc<T>)> = Vec::new();
+        for (name, item) in self.entries.lock().iter() {
+            if live.iter().any(|(seen, _)| seen == name) {
+                continue;
+            }
+            if let Some(item) = item.upgrade() {
+                live.push((name.clone(), item));
+            }
+        }
+        live
+    }
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Every live breaker created with a `name`.
+static NAMED: Registry<SharedBreaker> = Registry::new();
+
+pub fn register(name: &str, breaker: &Arc<SharedBreaker>) {
+    NAMED.register(name, breaker);
+}
+
+/// `spend_sentinel_breaker_state` and `spend_sentinel_breaker_calls_total` of the live named
+/// breakers.
+pub fn families() -> Vec<Family> {
+    let breakers: Vec<_> = NAMED
+        .live()
+        .into_iter()
+        .map(|(name, breaker)| {
+            let (state, stats) = breaker.with(|b, now| (b.state(now), b.stats())).0;
+            (name, state, stats)
+        })
+        .collect();
+    crate::metrics::breaker_families(&breakers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::breaker::{BreakerSettings, CallOutcome};
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
+    }
+
+    /// Trips on one failure, half-opens 1 s later.
+    fn shared_breaker() -> SharedBreaker {
+        let settings = BreakerSettings {
+            failure_threshold: 1,
+            failure_rate_threshold: 0.0,
+            window: ms(10_000),
+            minimum_calls: 0,
+            open: ms(1000),
+            max_open: ms(8000),
+            trial_timeout: ms(500),
+        };
+        SharedBreaker::new(Breaker::new(settings, 7))
+    }
+
+    fn names(live: &[(String, Arc<u32>)]) -> Vec<(&str, u32)> {
+        live.iter().map(|(name, n)| (name.as_str(), **n)).collect()
+    }
+
+    #[test]
+    fn an_operation_reports_what_it_left_behind() {
+        let breaker = shared_breaker();
+        let (permit, after) = breaker.with_at(ms(0), |b, now| b.acquire(now));
+        assert!(permit.is_ok());
+        assert_eq!(after.state, BreakerState::Closed);
+        assert!(!after.transitions_pending);
+        let generation = after.generation;
+        let permit = permit.unwrap();
+        let ((), after) =
+            breaker.with_at(ms(0), |b, now| b.settle(permit, CallOutcome::Failure, now));
+        assert_eq!(after.state, BreakerState::Open);
+        assert!(after.transitions_pending);
+        assert_ne!(after.generation, generation);
+        assert_eq!(breaker.take_transitions().len(), 1);
+        assert!(!breaker.with_at(ms(0), |_, _| ()).1.transitions_pending);
+    }
+
+    #[test]
+    fn an_operation_sees_what_time_alone_changed() {
+        let breaker = shared_breaker();
+        let permit = breaker.with_at(ms(0), |b, now| b.acquire(now)).0.unwrap();
+        breaker.with_at(ms(0), |b, now| b.settle(permit, CallOutcome::Failure, now));
+        breaker.take_transitions();
+        // 1.5 s later the breaker has half-opened by itself: `f` sees that transition waiting.
+        let (seen, after) = breaker.with_at(ms(1500), |b, _| b.has_transitions());
+        assert!(seen);
+        assert_eq!(after.state, BreakerState::HalfOpen);
+    }
+
+    #[test]
+    fn the_oldest_live_item_of_a_name_counts() {
+        let registry = Registry::new();
+        let (a, b, c) = (Arc::new(1), Arc::new(2), Arc::new(3));
+        registry.register("x", &a);
+        registry.register("y", &b);
+        registry.register("x", &c);
+        assert_eq!(names(&registry.live()), [("x", 1), ("y", 2)]);
+        drop(a);
+        assert_eq!(names(&registry.live()), [("y", 2), ("x", 3)]);
+    }
+
+    #[test]
+    fn a_collected_item_leaves_and_its_entry_is_dropped_on_the_next_registration() {
+        let registry = Registry::new();
+        let a = Arc::new(1);
+        registry.register("x", &a);
+        drop(a);
+        assert!(registry.live().is_empty());
+        let b = Arc::new(2);
+        registry.register("y", &b);
+        assert_eq!(registry.entries.lock().len(), 1);
+        assert_eq!(names(&registry.live()), [("y", 2)]);
+    }
+}
