@@ -6,13 +6,12 @@
 
 pub mod authority;
 mod bindings;
-pub mod breaker_options;
 pub mod clock;
 pub mod config;
 pub mod fleet;
-pub mod fleet_options;
 mod js_thread;
 pub mod metrics;
+pub mod options;
 pub mod refresher;
 pub mod rules;
 pub mod runtime;

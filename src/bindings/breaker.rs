@@ -21,8 +21,8 @@ use parking_lot::Mutex;
 use super::errors::{self, Kind};
 use super::hot_path::{call_info, install_functions};
 use super::options::to_raw;
-use crate::breaker_options::parse_circuit_breaker;
 use crate::clock;
+use crate::config::parse_circuit_breaker;
 use crate::metrics::Family;
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
@@ -99,7 +99,7 @@ impl BreakerCore {
     pub fn new(env: Env, this: This, options: Option<Unknown>) -> Result<Self> {
         let raw = match options {
             Some(options) => to_raw(&options)?,
-            None => crate::config::RawValue::Undefined,
+            None => crate::options::RawValue::Undefined,
         };
         let config = parse_circuit_breaker(&raw).map_err(|e| {
             let message = format!("CircuitBreaker: {e}");

@@ -2,7 +2,7 @@
 
 use napi::bindgen_prelude::*;
 
-use crate::config::RawValue;
+use crate::options::RawValue;
 
 /// Options nest two levels; anything deeper is not ours to read (and may be cyclic).
 const MAX_DEPTH: usize = 4;

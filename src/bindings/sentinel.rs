@@ -19,12 +19,11 @@ use super::types::{
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
-use crate::config::{
-    parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig, ConfigError,
-};
+use crate::config::{parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig};
 use crate::fleet::{self, Fleet};
 use crate::js_thread::JsThread;
 use crate::metrics::render_as;
+use crate::options::ConfigError;
 use crate::refresher;
 use crate::rules::Guard;
 use crate::runtime;

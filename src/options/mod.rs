@@ -1,0 +1,15 @@
+//! The option schema and the reader that parses options by it.
+//!
+//! [`catalog`] describes every option once (path, type, default, range, limit, rule, doc);
+//! [`Section`] reads an options object through it. The parsers in `crate::config` build on
+//! these. Nothing here knows what a configuration means, and nothing here depends on
+//! `crate::config`.
+
+pub mod catalog;
+pub mod limits;
+mod raw;
+pub mod schema;
+mod section;
+
+pub use raw::{error, ConfigError, RawValue};
+pub use section::{check_length, is_env_name, Section};
