@@ -44,7 +44,10 @@ pub struct Sentinel {
 impl Sentinel {
     /// Validates every option (a bad one throws an `Error` with `code`
     /// `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
-    #[napi(constructor, ts_args_type = "options: SentinelOptions")]
+    #[napi(
+        constructor,
+        ts_args_type = "options: import('./js/option-types').SentinelOptions"
+    )]
     pub fn new(env: Env, this: This, options: Unknown) -> Result<Self> {
         // `Sentinel(options)` without `new` would install the methods on the global object and
         // start a loop nothing could close; `Reflect.construct(Sentinel, [o], Object)` would
@@ -173,7 +176,7 @@ impl Sentinel {
     /// Prometheus text exposition (format 0.0.4; OpenMetrics 1.0 with
     /// `{ format: 'openmetrics' }`) of this sentinel, and of every live `CircuitBreaker` created
     /// with a `name`.
-    #[napi(ts_args_type = "options?: MetricsOptions")]
+    #[napi(ts_args_type = "options?: import('./js/option-types').MetricsOptions")]
     pub fn metrics(&self, env: &Env, options: Unknown) -> Result<String> {
         let format = parse_metrics_options(&to_raw(&options)?)
             .map_err(|e| config_error(env, Kind::TypeError, &e))?;
@@ -222,7 +225,7 @@ impl Sentinel {
     /// pending it keeps the process alive, like any awaited operation. A bad argument throws a
     /// `TypeError` (`ERR_SPEND_SENTINEL_CONFIG`) naming it.
     #[napi(
-        ts_args_type = "options?: WhenReadyOptions",
+        ts_args_type = "options?: import('./js/option-types').WhenReadyOptions",
         ts_return_type = "Promise<Readiness>"
     )]
     pub fn when_ready<'env>(&self, env: &'env Env, options: Unknown) -> Result<Object<'env>> {

@@ -1,4 +1,7 @@
-//! Every option, once: the parser reads its keys, types, ranges, limits and defaults from here.
+//! Every option, once: the parser reads its keys, types, ranges, limits and defaults from here,
+//! and `js/option-types.d.ts` and the README's option tables are generated from it
+//! (`SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs`; without the variable that test fails
+//! when they disagree).
 //!
 //! Texts are Markdown: `doc` says what an option is for, `rule` what a valid value is beyond its
 //! type, range and length (which the renderers add). A rule that relates two options is checked
@@ -27,7 +30,7 @@ const GROUP: Group = Group {
     keys: Keys::Closed,
 };
 
-/// Every group.
+/// Every group, in the order of `js/option-types.d.ts`.
 pub static ALL: &[&Group] = &[
     &SENTINEL,
     &BUDGET,
@@ -40,6 +43,39 @@ pub static ALL: &[&Group] = &[
     &WHEN_READY,
     &METRICS,
     &CIRCUIT_BREAKER,
+];
+
+/// A README table: the options of these groups, between `<!-- options:begin NAME -->` and
+/// `<!-- options:end NAME -->`. An option whose nested groups are all in the same table gets
+/// no row of its own.
+pub struct ReadmeTable {
+    pub name: &'static str,
+    pub groups: &'static [&'static Group],
+}
+
+pub static README_TABLES: &[ReadmeTable] = &[
+    ReadmeTable {
+        name: "sentinel",
+        groups: &[
+            &BUDGET,
+            &REFRESH,
+            &SENTINEL,
+            &HTTP_AUTHORITY,
+            &INSPECT_AUTHORITY,
+        ],
+    },
+    ReadmeTable {
+        name: "fleet",
+        groups: &[&FLEET],
+    },
+    ReadmeTable {
+        name: "circuit-breaker",
+        groups: &[&CIRCUIT_BREAKER],
+    },
+    ReadmeTable {
+        name: "refresh-breaker",
+        groups: &[&REFRESH_BREAKER],
+    },
 ];
 
 // ---- new Sentinel(options) ---------------------------------------------------------------------
