@@ -15,36 +15,30 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 
 use super::errors::{self, Kind};
-use crate::rules::ledger::check_units;
+use super::options::type_name;
+use crate::rules::ledger::{self, UnitsArgument};
 use crate::shared::Shared;
 
-/// `admit(units = 1)` (README, API): `units` absent or `undefined` means 1; anything but a finite
-/// number ≥ 0 throws a `TypeError` (pending on `env`) and changes nothing.
+/// `admit(units = 1)` (README, API): the units rule is the ledger's; anything it refuses throws
+/// its message as a `TypeError` (pending on `env`) and changes nothing.
 pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>) -> Result<f64> {
-    match units {
-        None => Ok(1.0),
-        Some(value) => read_units(env, value)
-            .map_err(|message| errors::throw(env, Kind::TypeError, errors::UNITS, &message)),
-    }
+    let given = units.map_or(UnitsArgument::Absent, |value| read_units(env, value));
+    ledger::units(given)
+        .map_err(|e| errors::throw(env, Kind::TypeError, errors::UNITS, &e.to_string()))
 }
 
-unsafe fn read_units(
-    env: sys::napi_env,
-    value: sys::napi_value,
-) -> std::result::Result<f64, String> {
+/// What JavaScript passed, for the rule to judge.
+unsafe fn read_units(env: sys::napi_env, value: sys::napi_value) -> UnitsArgument {
     let mut units = 0.0;
     if sys::napi_get_value_double(env, value, &mut units) == sys::Status::napi_ok {
-        return check_units(units).map_err(|e| e.to_string());
+        return UnitsArgument::Number(units);
     }
     let mut kind = sys::ValueType::napi_undefined;
     sys::napi_typeof(env, value, &mut kind);
-    if kind == sys::ValueType::napi_undefined {
-        return Ok(1.0);
+    match ValueType::from(kind) {
+        ValueType::Undefined => UnitsArgument::Absent,
+        other => UnitsArgument::Other(type_name(other)),
     }
-    Err(format!(
-        "units: must be a finite number ≥ 0 (got {})",
-        ValueType::from(kind)
-    ))
 }
 
 /// Reads up to `argv.len()` arguments and the state carried in the function's data.

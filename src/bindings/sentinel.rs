@@ -154,9 +154,11 @@ impl Sentinel {
     /// unverified exposure) when the node may take them, `false` otherwise (nothing changes).
     /// Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless `units` is a finite number ≥ 0.
     /// (Each instance carries a faster own copy of this method.)
+    // `Unknown`, not `Option<…>`: napi-rs reads `null` as "not given", which the units rule
+    // refuses; a missing argument arrives as `undefined`, which it reads as 1.
     #[napi(ts_args_type = "units?: number")]
-    pub fn admit(&self, env: Env, units: Option<Unknown>) -> Result<bool> {
-        let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
+    pub fn admit(&self, env: Env, units: Unknown) -> Result<bool> {
+        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.admit(units))
     }
 
@@ -164,12 +166,8 @@ impl Sentinel {
     /// refusal. Unlike `readiness().reason` it looks through draining, as admission does, and
     /// says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
     #[napi(ts_args_type = "units?: number")]
-    pub fn refusal_reason(
-        &self,
-        env: Env,
-        units: Option<Unknown>,
-    ) -> Result<Option<ReadinessReason>> {
-        let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
+    pub fn refusal_reason(&self, env: Env, units: Unknown) -> Result<Option<ReadinessReason>> {
+        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
 
