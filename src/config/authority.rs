@@ -5,11 +5,30 @@
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Url;
 
-use super::{AuthorityConfig, HttpAuthorityConfig};
 use crate::options::catalog::INSPECT_AUTHORITY;
 use crate::options::limits::{CAPABILITIES, CAPABILITY_BYTES, CREDENTIAL_BYTES, FORBIDDEN_HEADERS};
 use crate::options::{check_length, error, is_env_name, ConfigError, RawValue, Section};
 use crate::secret::Secret;
+
+#[derive(Debug, Clone)]
+pub enum AuthorityConfig {
+    Http(Box<HttpAuthorityConfig>),
+    /// `authority.inspect`: the binding keeps the function itself.
+    Inspect,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpAuthorityConfig {
+    pub url: Url,
+    pub header: HeaderName,
+    /// `<scheme> <credential>`, marked sensitive.
+    pub header_value: Secret<HeaderValue>,
+    pub required_capabilities: Vec<String>,
+    /// RFC 6901 JSON Pointer into the answer.
+    pub capabilities_pointer: String,
+    /// Extra trusted root certificates, PEM (already checked to parse).
+    pub ca_pem: Option<String>,
+}
 
 pub(super) fn parse_authority(
     top: &Section<'_>,

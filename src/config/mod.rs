@@ -17,9 +17,7 @@ mod schema_tests;
 #[cfg(test)]
 mod tests;
 
-use reqwest::header::{HeaderName, HeaderValue};
-use reqwest::Url;
-
+pub use authority::{AuthorityConfig, HttpAuthorityConfig};
 pub use breaker::{parse_circuit_breaker, CircuitBreakerConfig};
 pub use fleet::FleetConfig;
 pub use method_options::{parse_metrics_options, parse_when_ready};
@@ -28,7 +26,6 @@ use crate::options::catalog::SENTINEL;
 use crate::options::{error, ConfigError, RawValue, Section};
 use crate::rules::breaker::BreakerSettings;
 use crate::rules::{Budget, BudgetSource, CadencePlan};
-use crate::secret::Secret;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -39,26 +36,6 @@ pub struct Config {
     pub authority: AuthorityConfig,
     /// `refresh.breaker`: refreshes go through a circuit breaker when given.
     pub breaker: Option<BreakerSettings>,
-}
-
-#[derive(Debug, Clone)]
-pub enum AuthorityConfig {
-    Http(Box<HttpAuthorityConfig>),
-    /// `authority.inspect`: the binding keeps the function itself.
-    Inspect,
-}
-
-#[derive(Debug, Clone)]
-pub struct HttpAuthorityConfig {
-    pub url: Url,
-    pub header: HeaderName,
-    /// `<scheme> <credential>`, marked sensitive.
-    pub header_value: Secret<HeaderValue>,
-    pub required_capabilities: Vec<String>,
-    /// RFC 6901 JSON Pointer into the answer.
-    pub capabilities_pointer: String,
-    /// Extra trusted root certificates, PEM (already checked to parse).
-    pub ca_pem: Option<String>,
 }
 
 /// Parses and validates the whole options object. `env` looks up environment variables
