@@ -50,10 +50,19 @@ pub fn readme_table(table: &ReadmeTable) -> String {
             if !nested.is_empty() && nested.iter().all(tabled_here) {
                 continue;
             }
+            // `authority` is one of two shapes: say which one requires the option.
+            let variant = table
+                .groups
+                .iter()
+                .any(|g| g.path == group.path && !std::ptr::eq(*g, *group));
+            let default = match (opt.required(), variant) {
+                (true, true) => format!("required in `{}`", group.interface),
+                _ => default_text(opt).unwrap_or_else(|| "—".into()),
+            };
             let cells = [
                 format!("`{}`", group.path_of(opt)),
                 opt.doc.to_owned(),
-                default_text(opt).unwrap_or_else(|| "—".into()),
+                default,
                 rule_text(opt, true),
             ];
             let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
