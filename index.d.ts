@@ -48,7 +48,7 @@ export declare class Sentinel {
    * Validates every option (a bad one throws an `Error` with `code`
    * `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
    */
-  constructor(options: SentinelOptions)
+  constructor(options: import('./js/option-types').SentinelOptions)
   /** Readiness now (README, Readiness): no I/O, never waits on a refresh. */
   readiness(): Readiness
   /**
@@ -85,7 +85,7 @@ export declare class Sentinel {
    * `{ format: 'openmetrics' }`) of this sentinel, and of every live `CircuitBreaker` created
    * with a `name`.
    */
-  metrics(options?: MetricsOptions): string
+  metrics(options?: import('./js/option-types').MetricsOptions): string
   /** The same series as `metrics()`, as data (for the prom-client bridge). */
   metricFamilies(): MetricFamily[]
   /** `null` without `budget.fleet`; else the fleet budget as this node sees it now. */
@@ -103,7 +103,7 @@ export declare class Sentinel {
    * pending it keeps the process alive, like any awaited operation. A bad argument throws a
    * `TypeError` (`ERR_SPEND_SENTINEL_CONFIG`) naming it.
    */
-  whenReady(options?: WhenReadyOptions): Promise<Readiness>
+  whenReady(options?: import('./js/option-types').WhenReadyOptions): Promise<Readiness>
   /**
    * Readiness becomes `not_ready`/`shutting_down` so the router stops sending traffic;
    * refreshes and admission go on for requests still in flight.
@@ -130,22 +130,6 @@ export interface BudgetAnswer {
   staleWindowSeconds: number
   /** node budget / r: the longest window the ceiling allows. */
   ceilingSeconds: number
-}
-
-/** `budget`: the money that sets the stale window (README, The budget math). */
-export interface BudgetOptions {
-  /** b: fleet-wide ceiling of units that may be admitted on unverified evidence (> 0). */
-  unverifiedUnits: number
-  /** r: this node's maximum admission rate, units per second (> 0). */
-  maxUnitsPerSecond: number
-  /** Fleet size (whole number ≥ 1); share = 1 / nodes. Default 1. Not with `share`. */
-  nodes?: number
-  /** This node's fraction of b, 0 < share ≤ 1. Not with `nodes`. */
-  share?: number
-  /** Caps the stale window (seconds); may not exceed node budget / r. */
-  maxStaleSeconds?: number
-  /** Shares b among the nodes alive now, through leases in Redis. Not with `nodes`/`share`. */
-  fleet?: FleetOptions
 }
 
 /** Counts since the breaker was made (or `reset()`), and the rolling window now. */
@@ -179,32 +163,13 @@ export interface CircuitBreakerStats {
  * The node budget and stale window `new Sentinel({ budget })` would use; throws the same
  * `ERR_SPEND_SENTINEL_CONFIG` error it would.
  */
-export declare function computeBudget(budget: BudgetOptions): BudgetAnswer
+export declare function computeBudget(budget: import('./js/option-types').BudgetOptions): BudgetAnswer
 
 /**
  * `connecting` (Redis has not answered yet; the node runs on its floor), `leased` (a usable
  * grant), `floor` (Redis answered; no usable grant).
  */
 export type FleetMode = 'connecting' | 'leased' | 'floor'
-
-/** `budget.fleet`: a fleet-wide budget leased from Redis (see README, "A fleet that scales"). */
-export interface FleetOptions {
-  /** `redis://` or `rediss://` URL (user, password, db allowed). Give this or `redisEnv`. */
-  redis?: string
-  /** Name of an environment variable holding the URL. Give this or `redis`. */
-  redisEnv?: string
-  /** The fleet's identity, 1–100 of `[A-Za-z0-9_.:-]`, the same on every node sharing b. */
-  name: string
-  /** The most nodes alive at once, surge and terminating pods included (1–10000). */
-  maxNodes: number
-  /**
-   * Part of b kept as static floors (b × reserve / maxNodes each), 0 ≤ reserve < 1.
-   * Default 0.25.
-   */
-  reserve?: number
-  /** How long a grant lives in Redis without renewal, 5–600 s. Default 30. */
-  leaseSeconds?: number
-}
 
 /** `sentinel.fleet()`: the fleet budget as this node sees it now. */
 export interface FleetReadout {
@@ -226,38 +191,6 @@ export interface FleetReadout {
   chargedUnits: number | null
 }
 
-/** The built-in HTTP authority adapter (README, The HTTP adapter). */
-export interface HttpAuthorityOptions {
-  /** https URL of the account endpoint (http only with `allowInsecureHttp`). */
-  url: string
-  /** The API credential. Give this or `credentialEnv`. */
-  credential?: string
-  /** Name of an environment variable holding the credential. */
-  credentialEnv?: string
-  /** The capability (meter) the account's tier must include. */
-  requiredCapability?: string
-  /** Several capabilities, all required. */
-  requiredCapabilities?: Array<string>
-  /** JSON Pointer to the capability list or map in the answer. Default `/capabilities`. */
-  capabilitiesPointer?: string
-  /** Header that carries the credential. Default `authorization`. */
-  header?: string
-  /** Scheme before the credential. Default `Bearer`; `''` sends the bare credential. */
-  scheme?: string
-  /** Allow a plain http URL (tests, sidecars on localhost). Default false. */
-  allowInsecureHttp?: boolean
-  /** Extra trusted root certificates (PEM), for authorities behind a private CA. */
-  caPem?: string
-}
-
-/**
- * An authority you implement: resolve to one of the four outcomes. A throw, a rejection, any
- * other value, or no answer within `refresh.timeoutMs` counts as `indeterminate`.
- */
-export interface InspectAuthorityOptions {
-  inspect: () => Promise<RefreshOutcome>
-}
-
 /** One metric family of `metricFamilies()`: what `metrics()` renders as text. */
 export interface MetricFamily {
   name: string
@@ -273,16 +206,6 @@ export interface MetricSample {
   /** In a fixed (alphabetical) order. */
   labels: Record<string, string>
   value: number
-}
-
-/** Options of `metrics()` (for `index.d.ts`; parsed by `crate::config::parse_metrics_options`). */
-export interface MetricsOptions {
-  /**
-   * `'text'` (default): Prometheus text format 0.0.4, served as `text/plain; version=0.0.4;
-   * charset=utf-8`. `'openmetrics'`: OpenMetrics 1.0, served as
-   * `application/openmetrics-text; version=1.0.0; charset=utf-8`.
-   */
-  format?: 'text' | 'openmetrics'
 }
 
 /** A zero-argument native function that does nothing: the baseline of `bench/`. */
@@ -307,60 +230,8 @@ export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capabili
  */
 export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready'
 
-/** `refresh.breaker`: the `CircuitBreaker` options that apply to refreshes. */
-export interface RefreshBreakerOptions {
-  /** Consecutive inconclusive refreshes that open it; 0 turns this rule off. Default 5. */
-  failureThreshold?: number
-  /** Inconclusive rate (0..1) over `windowMs` that opens it; 0 turns this rule off. Default 0.5. */
-  failureRateThreshold?: number
-  /** Rolling window of the rate rule, ms. Default 10000. */
-  windowMs?: number
-  /** Refreshes the window must hold before the rate rule applies. Default 20. */
-  minimumCalls?: number
-  /** First open period, ms. Default 5000. */
-  openMs?: number
-  /** Cap of the doubling open period, ms. Default max(60000, openMs). */
-  maxOpenMs?: number
-  /** A trial not settled by then counts as failed, ms. Default 10000. */
-  trialTimeoutMs?: number
-}
-
-/**
- * `refresh`: cadence of the background refresh (README, Options). Defaults scale with the window w
- * (seconds): 300·w, 500·w and min(2000, 400·w) ms.
- */
-export interface RefreshOptions {
-  /** Shortest pause between two refreshes, ms (≥ 0). */
-  minIntervalMs?: number
-  /**
-   * Longest pause between two refreshes, ms (≥ minIntervalMs); maxIntervalMs + timeoutMs
-   * must stay below the window.
-   */
-  maxIntervalMs?: number
-  /** Bound on one whole refresh (connect, headers, body), ms (> 0). */
-  timeoutMs?: number
-  /** Put the refreshes behind a circuit breaker: `true` (defaults) or its options. */
-  breaker?: boolean | RefreshBreakerOptions
-}
-
 /** What one refresh can conclude; what an `inspect()` function must resolve to. */
 export type RefreshOutcome = 'valid' | 'invalid_credential' | 'capability_missing' | 'indeterminate'
-
-/** `logger`: pino-compatible; gets one line per transition and per refresh that was not `valid`. */
-export interface SentinelLogger {
-  info: (obj: object, msg: string) => void
-  warn: (obj: object, msg: string) => void
-  error: (obj: object, msg: string) => void
-}
-
-/** Options of `new Sentinel(options)`; every one is validated at construction. */
-export interface SentinelOptions {
-  budget: BudgetOptions
-  refresh?: RefreshOptions
-  authority: HttpAuthorityOptions | InspectAuthorityOptions
-  /** Receives one line per status change and per refresh that was not `valid` (codes only). */
-  logger?: SentinelLogger
-}
 
 /** Passed to `onTransition` listeners whenever the status changes. */
 export interface TransitionEvent {
@@ -368,13 +239,4 @@ export interface TransitionEvent {
   to: ReadinessStatus
   reason: ReadinessReason
   evidenceAgeSeconds: number | null
-}
-
-/** Options of `whenReady` (for `index.d.ts`; parsed by `crate::config::parse_when_ready`). */
-export interface WhenReadyOptions {
-  /**
-   * Reject after this many milliseconds (0 to 2147483647). Default: wait until ready or
-   * closed.
-   */
-  timeoutMs?: number
 }

@@ -292,6 +292,19 @@ for (const fw of FRAMEWORKS) {
       });
     }
 
+    test('a fixed units admit() would refuse is refused with admit()\'s own rule, nothing admitted', async () => {
+      const { sentinel } = await neverValid();
+      for (const [units, got] of [[-1, '-1'], [NaN, 'NaN'], ['one', 'string'], [null, 'null']]) {
+        const err = catchError(() => admissionOf(sentinel, { units }));
+        assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG', String(units));
+        assert.equal(err.cause?.code, 'ERR_SPEND_SENTINEL_UNITS', String(units));
+        // The rule is the addon's, word for word: admit(units) throws the same message.
+        assert.ok(err.message.includes(catchError(() => sentinel.admit(units)).message), err.message);
+        assert.ok(err.message.includes(`(got ${got})`), err.message);
+      }
+      assert.equal(sentinel.unverifiedUnits, 0);
+    });
+
     test('admission() without a sentinel throws ERR_SPEND_SENTINEL_CONFIG naming "sentinel"', () => {
       for (const notSentinel of [undefined, null, {}, { admit: () => true }]) {
         const err = catchError(() => admissionOf(notSentinel, { units: 1 }));

@@ -370,6 +370,15 @@ describe('admission', () => {
       const err = catchError(() => sentinel.admit(units));
       assert.ok(err instanceof TypeError, `expected TypeError, got ${err}`);
       assert.equal(err.code, 'ERR_SPEND_SENTINEL_UNITS');
+      const got = typeof units === 'number' ? String(units) : units === null ? 'null' : typeof units;
+      assert.equal(err.message, `units: must be a finite number ≥ 0 (got ${got})`);
+      // One rule: the prototype's method and refusalReason refuse it with the same words.
+      for (const call of [() => Sentinel.prototype.admit.call(sentinel, units), () => sentinel.refusalReason(units)]) {
+        const same = catchError(call);
+        assert.ok(same instanceof TypeError, `expected TypeError, got ${same}`);
+        assert.equal(same.code, 'ERR_SPEND_SENTINEL_UNITS');
+        assert.equal(same.message, err.message);
+      }
       assert.equal(sentinel.unverifiedUnits, 5);
       assertReadiness(sentinel.readiness(), 'ready', 'verified', 200);
     });

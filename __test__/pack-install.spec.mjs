@@ -337,7 +337,7 @@ describe('the packed package, installed into a new project', () => {
     // The typings came from the installed tarball, not from this checkout.
     const files = await mustRun('tsc --listFilesOnly', process.execPath, [tsc, '-p', 'tsconfig.json', '--listFilesOnly'], { cwd: consumer, timeoutMs: 60_000 });
     const ours = files.stdout.split('\n').filter((f) => /\/spend-sentinel\//.test(f));
-    for (const typing of ['index.d.ts', 'js/main.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
+    for (const typing of ['index.d.ts', 'js/main.d.ts', 'js/option-types.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
       assert.ok(ours.includes(join(consumer, 'node_modules', 'spend-sentinel', typing)), `${typing} read from the installed package`);
     }
     assert.deepEqual(ours.filter((f) => !f.startsWith(join(consumer, 'node_modules'))), [], 'no typing from outside the consumer');

@@ -9,8 +9,44 @@ import type { BreakerCore } from 'spend-sentinel';
 import { __napiBindingTarget } from 'spend-sentinel';
 import { Sentinel, computeBudget, CircuitBreaker, CircuitOpenError } from 'spend-sentinel';
 import type { SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, CircuitBreakerStats } from 'spend-sentinel';
+// The option interfaces (js/option-types.d.ts, generated from the option schema), by name.
+import type {
+  BudgetOptions,
+  FleetOptions,
+  RefreshOptions,
+  RefreshBreakerOptions,
+  HttpAuthorityOptions,
+  InspectAuthorityOptions,
+  SentinelLogger,
+  WhenReadyOptions,
+  MetricsOptions,
+  CircuitBreakerOptions,
+} from 'spend-sentinel';
 // The framework helpers import by name, as Node's ESM loader allows (see pack-install.spec.mjs).
 import { admission, gracefulShutdown } from 'spend-sentinel/fastify';
 
 export type Used = [SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, CircuitBreakerStats, BreakerCore];
+export type Options = [
+  BudgetOptions,
+  FleetOptions,
+  RefreshOptions,
+  RefreshBreakerOptions,
+  HttpAuthorityOptions,
+  InspectAuthorityOptions,
+  SentinelLogger,
+  WhenReadyOptions,
+  MetricsOptions,
+  CircuitBreakerOptions,
+];
+
+// The methods take these very interfaces.
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+export const sameOptions: [
+  Equals<ConstructorParameters<typeof Sentinel>[0], SentinelOptions>,
+  Equals<Parameters<typeof computeBudget>[0], BudgetOptions>,
+  Equals<Parameters<Sentinel['whenReady']>[0], WhenReadyOptions | undefined>,
+  Equals<Parameters<Sentinel['metrics']>[0], MetricsOptions | undefined>,
+  Equals<NonNullable<ConstructorParameters<typeof CircuitBreaker<string>>[0]>, CircuitBreakerOptions<string>>,
+  Equals<NonNullable<SentinelOptions['refresh']>['breaker'], boolean | RefreshBreakerOptions | undefined>,
+] = [true, true, true, true, true, true];
 export const used = [nativeNoop, __napiBindingTarget, Sentinel, computeBudget, CircuitBreaker, CircuitOpenError, admission, gracefulShutdown];

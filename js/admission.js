@@ -2,19 +2,27 @@
 // The admission guard for routes that record usage, independent of any framework: it asks
 // `sentinel.admit(units)` and, on a refusal, describes the 503 to send.
 
-const { readOptions, checkSentinel } = require('./options');
+const { readOptions, checkSentinel, configError } = require('./options');
 
-const ADMISSION_OPTIONS = {
-  units: readUnits,
-  retryAfterSeconds: readRetryAfter,
-};
+const UNITS_ERROR = 'ERR_SPEND_SENTINEL_UNITS';
 
-/** `units`: a function of the request (default: every request is 1 unit) or a fixed number. */
-function readUnits(value, fail) {
+/**
+ * `units`: a function of the request (default: every request is 1 unit) or a fixed number. The
+ * rule for a number is the addon's: the sentinel is asked once, now, with the very value (reading
+ * only), so a fixed number `admit` would refuse fails here, with `admit`'s own words.
+ */
+function readUnits(where, sentinel, value) {
   if (value === undefined) return () => 1;
   if (typeof value === 'function') return value;
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return () => value;
-  fail('must be a function (req) => units, or a finite number ≥ 0');
+  try {
+    sentinel.refusalReason(value);
+  } catch (err) {
+    if (err?.code !== UNITS_ERROR) throw err;
+    const error = configError(where, 'units', `must be a function (req) => units, or a number admit() accepts (${err.message})`);
+    error.cause = err;
+    throw error;
+  }
+  return () => value;
 }
 
 function readRetryAfter(value, fail) {
@@ -31,7 +39,10 @@ function readRetryAfter(value, fail) {
  */
 function createAdmission(where, sentinel, options) {
   checkSentinel(where, sentinel);
-  const config = readOptions(where, options, ADMISSION_OPTIONS);
+  const config = readOptions(where, options, {
+    units: (value) => readUnits(where, sentinel, value),
+    retryAfterSeconds: readRetryAfter,
+  });
   return function decide(req) {
     const units = config.units(req);
     if (sentinel.admit(units)) return null;

@@ -1,35 +1,7 @@
-/** Options of `new CircuitBreaker(options)`; all optional. 0 turns a rule off where noted. */
-export interface CircuitBreakerOptions<F = never> {
-  /** Names the breaker in errors, events and metrics: 1–128 of `[A-Za-z0-9_.:-]`. Default `"breaker"`. */
-  name?: string;
-  /** Consecutive failures that open the breaker; 0 turns this rule off. Default 5. */
-  failureThreshold?: number;
-  /** Failure rate (0..1) over `windowMs` that opens it; 0 turns this rule off. Default 0.5. */
-  failureRateThreshold?: number;
-  /** The rolling window of the rate rule, ms. Default 10000. */
-  windowMs?: number;
-  /** Calls the window must hold before the rate rule applies (0: from the first). Default 20. */
-  minimumCalls?: number;
-  /** First open period, ms. Default 5000. */
-  openMs?: number;
-  /** Cap of the open period, which doubles (with jitter) after each failed trial. Default max(60000, openMs). */
-  maxOpenMs?: number;
-  /** A half-open trial not settled within this counts as failed, ms. Default 10000. */
-  trialTimeoutMs?: number;
-  /** Bound on each call, ms; the call's `signal` is aborted and it counts as a failure. 0 (default): none. */
-  timeoutMs?: number;
-  /** `false` means the error does not count (neither failure nor success). Default: every error counts. */
-  isFailure?: (error: unknown) => boolean;
-  /** Calls allowed in flight at once; one more is refused at once with `BulkheadFullError`, never queued. 0 (default): no limit. */
-  maxConcurrent?: number;
-  /**
-   * Answers instead of rejecting when the call is refused (`open`, `bulkhead`), times out
-   * (`timeout`) or fails (`failure`, an error `isFailure` counts). What it returns is what
-   * `fire()` resolves with; what it throws is what `fire()` rejects with. Not called for ignored
-   * errors or caller aborts.
-   */
-  fallback?: (info: FallbackInfo) => F | PromiseLike<F>;
-}
+import type { CircuitBreakerOptions } from './option-types';
+
+// Generated from the option schema (src/options/catalog.rs), with the other option interfaces.
+export type { CircuitBreakerOptions };
 
 export type FallbackReason = 'open' | 'bulkhead' | 'timeout' | 'failure';
 

@@ -4,25 +4,29 @@
 export { Sentinel, computeBudget } from '../index';
 export type {
   BudgetAnswer,
-  BudgetOptions,
   FleetMode,
-  FleetOptions,
   FleetReadout,
-  HttpAuthorityOptions,
-  InspectAuthorityOptions,
   MetricFamily,
   MetricSample,
   Readiness,
   ReadinessReason,
   ReadinessStatus,
+  RefreshOutcome,
+  TransitionEvent,
+} from '../index';
+// The option interfaces, generated from the option schema (src/options/catalog.rs).
+export type {
+  BudgetOptions,
+  FleetOptions,
+  HttpAuthorityOptions,
+  InspectAuthorityOptions,
+  MetricsOptions,
   RefreshBreakerOptions,
   RefreshOptions,
-  RefreshOutcome,
   SentinelLogger,
   SentinelOptions,
-  TransitionEvent,
   WhenReadyOptions,
-} from '../index';
+} from './option-types';
 export { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } from './breaker';
 export type {
   CircuitBreakerOptions,

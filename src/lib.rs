@@ -12,15 +12,14 @@
 
 pub mod authority;
 mod bindings;
-pub mod breaker_options;
 pub mod breaker_registry;
 pub mod clock;
 pub mod config;
 pub mod fleet;
-pub mod fleet_options;
 mod js_thread;
 pub mod logging;
 pub mod metrics;
+pub mod options;
 pub mod refresher;
 pub mod rules;
 pub mod runtime;

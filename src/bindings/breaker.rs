@@ -21,8 +21,8 @@ use napi_derive::napi;
 use super::errors::{self, Kind};
 use super::native_function::{install_functions, Call, Method, NativeFunction};
 use super::options::to_raw;
-use crate::breaker_options::parse_circuit_breaker;
 use crate::breaker_registry::{self, After, SharedBreaker};
+use crate::config::parse_circuit_breaker;
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
 const FLAG_TRANSITIONS: u64 = 4;
@@ -98,7 +98,7 @@ impl BreakerCore {
     pub fn new(env: Env, this: This, options: Option<Unknown>) -> Result<Self> {
         let raw = match options {
             Some(options) => to_raw(&options)?,
-            None => crate::config::RawValue::Undefined,
+            None => crate::options::RawValue::Undefined,
         };
         let config = parse_circuit_breaker(&raw).map_err(|e| {
             let message = format!("CircuitBreaker: {e}");

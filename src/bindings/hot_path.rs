@@ -16,47 +16,47 @@ use napi::sys;
 
 use super::errors::{self, Kind};
 use super::native_function::{install_functions, Call, Method, NativeFunction};
-use crate::rules::ledger::check_units;
+use super::options::type_name;
+use crate::rules::ledger::{self, UnitsArgument};
 use crate::shared::Shared;
 
-/// `admit(units = 1)` (README, API): `units` absent or `undefined` means 1; anything but a finite
-/// number ≥ 0 throws a `TypeError` (pending on `env`) and changes nothing.
+/// `admit(units = 1)` (README, API): the units rule is the ledger's; anything it refuses throws
+/// its message as a `TypeError` (pending on `env`) and changes nothing.
 ///
 /// # Safety
 ///
 /// `env` is the env of a call in progress on this thread and `units` a value of that call.
-// Allowed rather than fixed for now: the body's unsafe calls rely on the contract above but are
-// not yet in unsafe blocks with SAFETY comments of their own.
-#[allow(unsafe_op_in_unsafe_fn)]
 pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>) -> Result<f64> {
-    match units {
-        None => Ok(1.0),
-        Some(value) => read_units(env, value)
-            .map_err(|message| errors::throw(env, Kind::TypeError, errors::UNITS, &message)),
-    }
+    // SAFETY: the caller's contract, passed on.
+    let given = units.map_or(UnitsArgument::Absent, |value| unsafe {
+        read_units(env, value)
+    });
+    ledger::units(given)
+        .map_err(|e| errors::throw(env, Kind::TypeError, errors::UNITS, &e.to_string()))
 }
 
+/// What JavaScript passed, for the rule to judge.
+///
 /// # Safety
 ///
 /// As [`units_argument`].
-#[allow(unsafe_op_in_unsafe_fn)]
-unsafe fn read_units(
-    env: sys::napi_env,
-    value: sys::napi_value,
-) -> std::result::Result<f64, String> {
+unsafe fn read_units(env: sys::napi_env, value: sys::napi_value) -> UnitsArgument {
     let mut units = 0.0;
-    if sys::napi_get_value_double(env, value, &mut units) == sys::Status::napi_ok {
-        return check_units(units).map_err(|e| e.to_string());
+    // SAFETY: `env` and `value` are live for this call (the caller's contract); `units` is a
+    // local the call writes once.
+    if unsafe { sys::napi_get_value_double(env, value, &mut units) } == sys::Status::napi_ok {
+        return UnitsArgument::Number(units);
     }
     let mut kind = sys::ValueType::napi_undefined;
-    sys::napi_typeof(env, value, &mut kind);
-    if kind == sys::ValueType::napi_undefined {
-        return Ok(1.0);
+    // SAFETY: as above; `kind` is a local the call writes once.
+    if unsafe { sys::napi_typeof(env, value, &mut kind) } != sys::Status::napi_ok {
+        // Unknown is refused: a failed read must never count as the default of 1 unit.
+        return UnitsArgument::Other("an unreadable value");
     }
-    Err(format!(
-        "units: must be a finite number ≥ 0 (got {})",
-        ValueType::from(kind)
-    ))
+    match ValueType::from(kind) {
+        ValueType::Undefined => UnitsArgument::Absent,
+        other => UnitsArgument::Other(type_name(other)),
+    }
 }
 
 /// `admit(units = 1)`: `true` when the units are admitted (see `Shared::admit`).

@@ -2,7 +2,7 @@
 
 use napi::bindgen_prelude::*;
 
-use crate::config::RawValue;
+use crate::options::RawValue;
 
 /// Options nest two levels; anything deeper is not ours to read (and may be cyclic).
 const MAX_DEPTH: usize = 4;
@@ -43,8 +43,23 @@ fn to_raw_at(value: &Unknown<'_>, depth: usize) -> Result<RawValue> {
             }
             RawValue::Object(members)
         }
-        ValueType::Symbol => RawValue::Other("symbol"),
-        ValueType::BigInt => RawValue::Other("bigint"),
-        _ => RawValue::Other("unknown"),
+        other => RawValue::Other(type_name(other)),
     })
+}
+
+/// A value's `typeof`, as messages name it (`null` as "null").
+pub fn type_name(kind: ValueType) -> &'static str {
+    match kind {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "boolean",
+        ValueType::Number => "number",
+        ValueType::String => "string",
+        ValueType::Symbol => "symbol",
+        ValueType::Object => "object",
+        ValueType::Function => "function",
+        ValueType::External => "external",
+        ValueType::BigInt => "bigint",
+        _ => "unknown",
+    }
 }

@@ -19,12 +19,11 @@ use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
 use crate::breaker_registry;
-use crate::config::{
-    parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig, ConfigError,
-};
+use crate::config::{parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig};
 use crate::fleet::{self, Fleet};
 use crate::js_thread::JsThread;
 use crate::metrics::render_as;
+use crate::options::ConfigError;
 use crate::refresher;
 use crate::rules::Guard;
 use crate::shared::Shared;
@@ -44,7 +43,10 @@ pub struct Sentinel {
 impl Sentinel {
     /// Validates every option (a bad one throws an `Error` with `code`
     /// `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
-    #[napi(constructor, ts_args_type = "options: SentinelOptions")]
+    #[napi(
+        constructor,
+        ts_args_type = "options: import('./js/option-types').SentinelOptions"
+    )]
     pub fn new(env: Env, this: This, options: Unknown) -> Result<Self> {
         // `Sentinel(options)` without `new` would install the methods on the global object and
         // start a loop nothing could close; `Reflect.construct(Sentinel, [o], Object)` would
@@ -151,10 +153,12 @@ impl Sentinel {
     /// unverified exposure) when the node may take them, `false` otherwise (nothing changes).
     /// Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless `units` is a finite number ≥ 0.
     /// (Each instance carries a faster own copy of this method.)
+    // `Unknown`, not `Option<…>`: napi-rs reads `null` as "not given", which the units rule
+    // refuses; a missing argument arrives as `undefined`, which it reads as 1.
     #[napi(ts_args_type = "units?: number")]
-    pub fn admit(&self, env: Env, units: Option<Unknown>) -> Result<bool> {
+    pub fn admit(&self, env: Env, units: Unknown) -> Result<bool> {
         // SAFETY: `env` and `units` belong to this call, in progress on this thread.
-        let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
+        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.admit(units))
     }
 
@@ -162,20 +166,16 @@ impl Sentinel {
     /// refusal. Unlike `readiness().reason` it looks through draining, as admission does, and
     /// says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
     #[napi(ts_args_type = "units?: number")]
-    pub fn refusal_reason(
-        &self,
-        env: Env,
-        units: Option<Unknown>,
-    ) -> Result<Option<ReadinessReason>> {
+    pub fn refusal_reason(&self, env: Env, units: Unknown) -> Result<Option<ReadinessReason>> {
         // SAFETY: as in `admit`.
-        let units = unsafe { hot_path::units_argument(env.raw(), units.map(|u| u.raw())) }?;
+        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
 
     /// Prometheus text exposition (format 0.0.4; OpenMetrics 1.0 with
     /// `{ format: 'openmetrics' }`) of this sentinel, and of every live `CircuitBreaker` created
     /// with a `name`.
-    #[napi(ts_args_type = "options?: MetricsOptions")]
+    #[napi(ts_args_type = "options?: import('./js/option-types').MetricsOptions")]
     pub fn metrics(&self, env: &Env, options: Unknown) -> Result<String> {
         let format = parse_metrics_options(&to_raw(&options)?)
             .map_err(|e| config_error(env, Kind::TypeError, &e))?;
@@ -224,7 +224,7 @@ impl Sentinel {
     /// pending it keeps the process alive, like any awaited operation. A bad argument throws a
     /// `TypeError` (`ERR_SPEND_SENTINEL_CONFIG`) naming it.
     #[napi(
-        ts_args_type = "options?: WhenReadyOptions",
+        ts_args_type = "options?: import('./js/option-types').WhenReadyOptions",
         ts_return_type = "Promise<Readiness>"
     )]
     pub fn when_ready<'env>(&self, env: &'env Env, options: Unknown) -> Result<Object<'env>> {

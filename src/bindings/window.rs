@@ -20,7 +20,7 @@ pub struct BudgetAnswer {
 
 /// The node budget and stale window `new Sentinel({ budget })` would use; throws the same
 /// `ERR_SPEND_SENTINEL_CONFIG` error it would.
-#[napi(ts_args_type = "budget: BudgetOptions")]
+#[napi(ts_args_type = "budget: import('./js/option-types').BudgetOptions")]
 pub fn compute_budget(env: Env, budget: Unknown) -> Result<BudgetAnswer> {
     let raw = to_raw(&budget)?;
     let parsed = parse_budget_options(&raw)

@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 
 use super::rolling::RollingCounts;
 
-/// Validated settings (see `config.rs` for the option names, defaults and rules).
+/// Validated settings (option names, defaults and rules: `crate::options::catalog`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerSettings {
     /// Consecutive failures that trip the breaker; 0 turns the rule off.

@@ -79,7 +79,7 @@ impl Guard {
         })
     }
 
-    /// The admission rules (README): admits `units` (already checked by [`super::ledger::check_units`]) when
+    /// The admission rules (README): admits `units` (already checked by [`super::ledger::units`]) when
     /// [`Guard::try_admit`] does. A refusal changes nothing.
     pub fn admit(&mut self, units: f64, now: Duration) -> bool {
         self.try_admit(units, now).is_ok()

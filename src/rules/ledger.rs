@@ -11,30 +11,44 @@ pub struct Ledger {
     unverified: f64,
 }
 
-/// Why an `admit(units)` argument is refused before any state is looked at.
+/// What JavaScript passed as `units` (to `admit`, `refusalReason`, or as the admission guard's
+/// fixed `units`), as far as the rule needs to see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum UnitsArgument {
+    /// Not passed, or `undefined`.
+    Absent,
+    Number(f64),
+    /// Anything else, by its `typeof` (`null` as "null").
+    Other(&'static str),
+}
+
+/// Why a `units` argument is refused before any state is looked at.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UnitsError {
-    pub value: f64,
+    pub given: UnitsArgument,
 }
 
 impl fmt::Display for UnitsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "units: must be a finite number ≥ 0 (got {})",
-            super::JsNumber(self.value)
-        )
+        f.write_str("units: must be a finite number ≥ 0 (got ")?;
+        match self.given {
+            UnitsArgument::Number(value) => write!(f, "{}", super::JsNumber(value))?,
+            UnitsArgument::Other(type_name) => f.write_str(type_name)?,
+            UnitsArgument::Absent => f.write_str("undefined")?,
+        }
+        f.write_str(")")
     }
 }
 
 impl std::error::Error for UnitsError {}
 
-/// `units` must be a finite number ≥ 0.
-pub fn check_units(units: f64) -> Result<f64, UnitsError> {
-    if units.is_finite() && units >= 0.0 {
-        Ok(units)
-    } else {
-        Err(UnitsError { value: units })
+/// The units rule (README, API: `admit(units = 1)`): absent means 1; otherwise a finite
+/// number ≥ 0.
+pub fn units(given: UnitsArgument) -> Result<f64, UnitsError> {
+    match given {
+        UnitsArgument::Absent => Ok(1.0),
+        UnitsArgument::Number(units) if units.is_finite() && units >= 0.0 => Ok(units),
+        _ => Err(UnitsError { given }),
     }
 }
 
@@ -76,16 +90,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn units_must_be_finite_and_not_negative() {
-        assert_eq!(check_units(0.0), Ok(0.0));
-        assert_eq!(check_units(2.5), Ok(2.5));
-        for bad in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            assert!(check_units(bad).is_err(), "{bad}");
+    fn units_are_one_when_absent_else_a_finite_number_not_below_zero() {
+        use UnitsArgument::{Absent, Number, Other};
+        assert_eq!(units(Absent), Ok(1.0));
+        assert_eq!(units(Number(0.0)), Ok(0.0));
+        assert_eq!(units(Number(2.5)), Ok(2.5));
+        for bad in [-1.0, -0.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = units(Number(bad)).unwrap_err();
+            // NaN ≠ NaN: compare the bits of what the error says was given.
+            assert!(
+                matches!(err.given, Number(v) if v.to_bits() == bad.to_bits()),
+                "{bad}"
+            );
         }
-        assert!(check_units(-0.5)
-            .unwrap_err()
-            .to_string()
-            .starts_with("units:"));
+        assert!(units(Other("string")).is_err());
+    }
+
+    #[test]
+    fn one_message_names_what_was_given() {
+        let message = |given| units(given).unwrap_err().to_string();
+        assert_eq!(
+            message(UnitsArgument::Number(-1.0)),
+            "units: must be a finite number ≥ 0 (got -1)"
+        );
+        assert_eq!(
+            message(UnitsArgument::Number(f64::NAN)),
+            "units: must be a finite number ≥ 0 (got NaN)"
+        );
+        assert_eq!(
+            message(UnitsArgument::Other("null")),
+            "units: must be a finite number ≥ 0 (got null)"
+        );
     }
 
     #[test]

@@ -5,26 +5,10 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use crate::config::{check_length, error, is_env_name, limits, ConfigError, Section};
+use crate::options::limits::{FLEET_NAME_BYTES, URL_BYTES};
+use crate::options::{check_length, error, is_env_name, ConfigError, Section};
 use crate::rules::lease::FleetShape;
 use crate::secret::Secret;
-
-pub const FLEET_KEYS: &[&str] = &[
-    "redis",
-    "redisEnv",
-    "name",
-    "maxNodes",
-    "reserve",
-    "leaseSeconds",
-];
-
-/// The most nodes a fleet may declare: grants are computed over every live node in one script.
-pub const MAX_NODES: f64 = 10_000.0;
-/// `name`: 1–100 of `[A-Za-z0-9_.:-]` (it becomes part of every Redis key).
-pub const MAX_NAME_BYTES: usize = 100;
-pub const DEFAULT_RESERVE: f64 = 0.25;
-pub const DEFAULT_LEASE_SECONDS: f64 = 30.0;
-pub const LEASE_SECONDS_RANGE: (f64, f64) = (5.0, 600.0);
 
 /// A fleet budget as configured.
 #[derive(Debug, Clone)]
@@ -46,57 +30,23 @@ pub(crate) fn parse_fleet(
 ) -> Result<FleetConfig, ConfigError> {
     let redis_url = parse_redis_url(fleet, env)?;
     let name = parse_name(fleet)?;
-    let max_nodes =
-        match fleet.number("maxNodes")? {
-            Some(n) if n.fract() == 0.0 && (1.0..=MAX_NODES).contains(&n) => n as u32,
-            Some(n) => {
-                return Err(error(
-                    &fleet.path_of("maxNodes"),
-                    format!(
-                        "must be a whole number from 1 to {MAX_NODES} (got {})",
-                        crate::rules::JsNumber(n)
-                    ),
-                ))
-            }
-            None => return Err(error(
-                &fleet.path_of("maxNodes"),
-                "is required: the most nodes alive at once, surge and terminating pods included",
-            )),
-        };
-    let reserve = match fleet.number("reserve")? {
-        None => DEFAULT_RESERVE,
-        Some(v) if (0.0..1.0).contains(&v) => v,
-        Some(v) => {
-            return Err(error(
-                &fleet.path_of("reserve"),
-                format!(
-                    "must be at least 0 and less than 1 (got {})",
-                    crate::rules::JsNumber(v)
-                ),
-            ))
-        }
+    // Ranges and defaults are the schema's.
+    let Some(max_nodes) = fleet.number("maxNodes")? else {
+        return Err(error(
+            &fleet.path_of("maxNodes"),
+            "is required: the most nodes alive at once, surge and terminating pods included",
+        ));
     };
-    let (min_lease, max_lease) = LEASE_SECONDS_RANGE;
-    let lease_seconds = match fleet.number("leaseSeconds")? {
-        None => DEFAULT_LEASE_SECONDS,
-        Some(v) if (min_lease..=max_lease).contains(&v) => v,
-        Some(v) => {
-            return Err(error(
-                &fleet.path_of("leaseSeconds"),
-                format!(
-                    "must be from {min_lease} to {max_lease} seconds (got {})",
-                    crate::rules::JsNumber(v)
-                ),
-            ))
-        }
-    };
+    let reserve = fleet.number_or_default("reserve")?;
+    let lease_seconds = fleet.number_or_default("leaseSeconds")?;
     Ok(FleetConfig {
         redis_url,
         name,
         shape: FleetShape {
             unverified_units: b,
             max_units_per_second: r,
-            max_nodes,
+            // A whole number from 1 to 10000.
+            max_nodes: max_nodes as u32,
             reserve,
             // In range: 5 to 600 s.
             lease: Duration::from_secs_f64(lease_seconds),
@@ -107,13 +57,13 @@ pub(crate) fn parse_fleet(
 
 fn parse_name(fleet: &Section<'_>) -> Result<String, ConfigError> {
     let path = fleet.path_of("name");
-    let name = fleet.bounded_string("name", MAX_NAME_BYTES)?;
+    let name = fleet.string("name")?;
     let valid = |c: char| c.is_ascii_alphanumeric() || "_.:-".contains(c);
     match name {
         Some(name) if !name.is_empty() && name.chars().all(valid) => Ok(name.to_owned()),
         Some(_) => Err(error(
             &path,
-            "must be 1–100 of the characters A-Z a-z 0-9 _ . : -",
+            format!("must be 1–{FLEET_NAME_BYTES} of the characters A-Z a-z 0-9 _ . : -"),
         )),
         None => Err(error(
             &path,
@@ -126,8 +76,8 @@ fn parse_redis_url(
     fleet: &Section<'_>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Secret<String>, ConfigError> {
-    let direct = fleet.bounded_string("redis", limits::URL_BYTES)?;
-    let named = fleet.bounded_string("redisEnv", limits::ENV_NAME_BYTES)?;
+    let direct = fleet.string("redis")?;
+    let named = fleet.string("redisEnv")?;
     let (path, url) = match (direct, named) {
         (Some(_), Some(_)) => {
             return Err(error(
@@ -157,7 +107,7 @@ fn parse_redis_url(
                     "the environment variable it names is not set or empty",
                 )
             })?;
-            check_length(&path, &value, limits::URL_BYTES)?;
+            check_length(&path, &value, URL_BYTES)?;
             (path, value)
         }
     };

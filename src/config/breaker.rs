@@ -3,37 +3,10 @@
 
 use std::time::Duration;
 
-use crate::config::{error, ConfigError, RawValue, Section};
+use crate::options::catalog::{CIRCUIT_BREAKER, REFRESH_BREAKER};
+use crate::options::limits::MAX_TIMER_MS;
+use crate::options::{error, ConfigError, RawValue, Section};
 use crate::rules::breaker::BreakerSettings;
-
-/// Options of the state machine, shared by both uses.
-const SETTINGS_KEYS: &[&str] = &[
-    "failureThreshold",
-    "failureRateThreshold",
-    "windowMs",
-    "minimumCalls",
-    "openMs",
-    "maxOpenMs",
-    "trialTimeoutMs",
-];
-
-/// `new CircuitBreaker(options)` also takes what the JavaScript wrapper handles.
-const WRAPPER_KEYS: &[&str] = &[
-    "name",
-    "timeoutMs",
-    "isFailure",
-    "fallback",
-    "maxConcurrent",
-];
-
-/// Durations longer than a year are refused: they are mistakes (seconds given as ms × 1000).
-const MAX_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
-
-/// `timeoutMs` runs on a Node.js timer, which fires after 1 ms for any delay above 2³¹ − 1 ms.
-pub const MAX_TIMER_MS: f64 = 2_147_483_647.0;
-
-/// The longest breaker `name`, bytes: it becomes a metric label.
-pub const MAX_NAME_BYTES: usize = 128;
 
 /// Characters a breaker `name` may use: it becomes a metric label, so it must stay an
 /// identifier-like word chosen by the program, not request data.
@@ -61,9 +34,8 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     } else {
         options
     };
-    let keys: Vec<&str> = SETTINGS_KEYS.iter().chain(WRAPPER_KEYS).copied().collect();
-    let section = Section::new("", options, &keys)?;
-    let name = match section.bounded_string("name", MAX_NAME_BYTES)? {
+    let section = Section::new("", options, &CIRCUIT_BREAKER)?;
+    let name = match section.string("name")? {
         Some("") => return Err(error("name", "must not be empty")),
         Some(name) if !name.chars().all(name_char_ok) => {
             return Err(error(
@@ -74,7 +46,7 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
         Some(name) => Some(name.to_owned()),
         None => None,
     };
-    let timeout_ms = milliseconds(&section, "timeoutMs", 0.0, 0.0)?;
+    let timeout_ms = section.number_or_default("timeoutMs")?;
     if timeout_ms > MAX_TIMER_MS {
         return Err(error(
             "timeoutMs",
@@ -84,30 +56,11 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
             ),
         ));
     }
-    for key in ["isFailure", "fallback"] {
-        match section.get(key) {
-            RawValue::Undefined | RawValue::Function => {}
-            other => {
-                return Err(error(
-                    key,
-                    format!("must be a function (got {})", other.type_name()),
-                ))
-            }
-        }
-    }
-    let max_concurrent = match section.number("maxConcurrent")? {
-        None => 0,
-        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => n as u32,
-        Some(n) => {
-            return Err(error(
-                "maxConcurrent",
-                format!(
-                    "must be a whole number ≥ 0 (0: no limit) (got {})",
-                    crate::rules::JsNumber(n)
-                ),
-            ))
-        }
-    };
+    // Called by the JavaScript half (js/breaker.js); only their type is checked here.
+    section.function("isFailure")?;
+    section.function("fallback")?;
+    // A whole number from 0 to u32::MAX (the schema's range).
+    let max_concurrent = section.number_or_default("maxConcurrent")? as u32;
     Ok(CircuitBreakerConfig {
         name,
         timeout_ms,
@@ -117,111 +70,46 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
 }
 
 /// `refresh.breaker`, when given (`true` means every default).
-pub(crate) fn parse_refresh_breaker(
+pub(super) fn parse_refresh_breaker(
     refresh: &Section<'_>,
 ) -> Result<Option<BreakerSettings>, ConfigError> {
     let path = refresh.path_of("breaker");
-    match refresh.get("breaker") {
-        RawValue::Undefined | RawValue::Bool(false) => Ok(None),
-        RawValue::Bool(true) => parse_settings(&Section::new(
-            &path,
-            &RawValue::Object(Vec::new()),
-            SETTINGS_KEYS,
-        )?)
-        .map(Some),
-        value => parse_settings(&Section::new(&path, value, SETTINGS_KEYS)?).map(Some),
-    }
+    let every_default = RawValue::Object(Vec::new());
+    let options = match refresh.get("breaker") {
+        RawValue::Undefined | RawValue::Bool(false) => return Ok(None),
+        RawValue::Bool(true) => &every_default,
+        value => value,
+    };
+    parse_settings(&Section::new(&path, options, &REFRESH_BREAKER)?).map(Some)
 }
 
+/// The state machine's options; ranges and defaults are the schema's.
 fn parse_settings(section: &Section<'_>) -> Result<BreakerSettings, ConfigError> {
-    let open_ms = milliseconds(section, "openMs", 5000.0, f64::MIN_POSITIVE)?;
-    let max_open_ms = milliseconds(section, "maxOpenMs", open_ms.max(60_000.0), 0.0)?;
+    let open_ms = section.number_or_default("openMs")?;
+    let max_open_ms = section
+        .number("maxOpenMs")?
+        .unwrap_or(open_ms.max(60_000.0));
     if max_open_ms < open_ms {
         return Err(error(
             &section.path_of("maxOpenMs"),
             format!("must be at least openMs = {open_ms} (got {max_open_ms})"),
         ));
     }
+    // Counts are whole numbers within u32 (the schema's range).
+    let count = |key: &str| section.number_or_default(key).map(|n| n as u32);
     Ok(BreakerSettings {
-        failure_threshold: whole(section, "failureThreshold", 5)?,
-        failure_rate_threshold: rate(section, "failureRateThreshold", 0.5)?,
-        window: duration(milliseconds(
-            section,
-            "windowMs",
-            10_000.0,
-            f64::MIN_POSITIVE,
-        )?),
-        minimum_calls: whole(section, "minimumCalls", 20)?,
+        failure_threshold: count("failureThreshold")?,
+        failure_rate_threshold: section.number_or_default("failureRateThreshold")?,
+        window: duration(section.number_or_default("windowMs")?),
+        minimum_calls: count("minimumCalls")?,
         open: duration(open_ms),
         max_open: duration(max_open_ms),
-        trial_timeout: duration(milliseconds(
-            section,
-            "trialTimeoutMs",
-            10_000.0,
-            f64::MIN_POSITIVE,
-        )?),
+        trial_timeout: duration(section.number_or_default("trialTimeoutMs")?),
     })
 }
 
 fn duration(ms: f64) -> Duration {
     Duration::from_secs_f64(ms / 1000.0)
-}
-
-/// A number of milliseconds in [`min`, one year]; `min` = `f64::MIN_POSITIVE` means "> 0".
-fn milliseconds(
-    section: &Section<'_>,
-    key: &str,
-    default: f64,
-    min: f64,
-) -> Result<f64, ConfigError> {
-    let Some(ms) = section.number(key)? else {
-        return Ok(default);
-    };
-    let lower = if min == f64::MIN_POSITIVE {
-        "greater than 0".to_owned()
-    } else {
-        format!("≥ {min}")
-    };
-    if !ms.is_finite() || ms < min || ms > MAX_MS {
-        return Err(error(
-            &section.path_of(key),
-            format!(
-                "must be a number of milliseconds {lower} and at most one year (got {})",
-                crate::rules::JsNumber(ms)
-            ),
-        ));
-    }
-    Ok(ms)
-}
-
-/// A whole number ≥ 0 (0 turns the rule off, where the option says so).
-fn whole(section: &Section<'_>, key: &str, default: u32) -> Result<u32, ConfigError> {
-    match section.number(key)? {
-        None => Ok(default),
-        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
-        Some(n) => Err(error(
-            &section.path_of(key),
-            format!(
-                "must be a whole number ≥ 0 (got {})",
-                crate::rules::JsNumber(n)
-            ),
-        )),
-    }
-}
-
-/// A rate in [0, 1] (0 turns the rule off).
-fn rate(section: &Section<'_>, key: &str, default: f64) -> Result<f64, ConfigError> {
-    match section.number(key)? {
-        None => Ok(default),
-        Some(r) if (0.0..=1.0).contains(&r) => Ok(r),
-        Some(r) => Err(error(
-            &section.path_of(key),
-            format!(
-                "must be between 0 and 1 (got {})",
-                crate::rules::JsNumber(r)
-            ),
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -344,7 +232,7 @@ mod tests {
             .starts_with("timeoutMs: must be at most 2147483647 ms"));
         let config = parse_circuit_breaker(&object(&[("timeoutMs", num(MAX_TIMER_MS))])).unwrap();
         assert_eq!(config.timeout_ms, MAX_TIMER_MS);
-        let long = RawValue::String("n".repeat(MAX_NAME_BYTES + 1));
+        let long = RawValue::String("n".repeat(crate::options::limits::BREAKER_NAME_BYTES + 1));
         assert!(rule_of(object(&[("name", long)])).starts_with("name: must be at most 128 bytes"));
     }
 

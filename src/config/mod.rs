@@ -1,0 +1,88 @@
+//! Options → a validated [`Config`], parsed once at construction.
+//!
+//! The binding layer turns the JavaScript options object into a [`RawValue`] tree; everything
+//! here is plain Rust, so every rule is a unit test. Keys, types, ranges, lengths and defaults
+//! come from the option schema (`crate::options::catalog`); the code here adds what relates one
+//! option to another. Every error names the option path and the rule it breaks, and never
+//! contains the credential (README, Limits).
+
+mod authority;
+mod breaker;
+mod budget;
+mod fleet;
+mod method_options;
+
+#[cfg(test)]
+mod schema_tests;
+#[cfg(test)]
+mod tests;
+
+pub use authority::{AuthorityConfig, HttpAuthorityConfig};
+pub use breaker::{parse_circuit_breaker, CircuitBreakerConfig};
+pub use fleet::FleetConfig;
+pub use method_options::{parse_metrics_options, parse_when_ready};
+
+use crate::options::catalog::SENTINEL;
+use crate::options::{error, ConfigError, RawValue, Section};
+use crate::rules::breaker::BreakerSettings;
+use crate::rules::{Budget, BudgetSource, CadencePlan};
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub budget: BudgetSource,
+    pub cadence: CadencePlan,
+    /// `budget.fleet`: the grant is leased from Redis when given.
+    pub fleet: Option<FleetConfig>,
+    pub authority: AuthorityConfig,
+    /// `refresh.breaker`: refreshes go through a circuit breaker when given.
+    pub breaker: Option<BreakerSettings>,
+}
+
+/// Parses and validates the whole options object. `env` looks up environment variables
+/// (`authority.credentialEnv`, `budget.fleet.redisEnv`); tests pass a fake.
+pub fn parse_options(
+    options: &RawValue,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let top = Section::new("", options, &SENTINEL)?;
+    // Any object: its methods are the binding's to check (a pino logger has many more).
+    match top.get("logger") {
+        RawValue::Undefined | RawValue::Object(_) => {}
+        other => {
+            let rule = format!(
+                "must be an object with info, warn and error methods (got {})",
+                other.type_name()
+            );
+            return Err(error("logger", rule));
+        }
+    }
+    let (budget, fleet) = budget::parse_budget(&top, env)?;
+    let refresh = top.section("refresh")?;
+    let cadence = budget::parse_cadence(refresh.as_ref(), &budget)?;
+    let authority = authority::parse_authority(&top, env)?;
+    let breaker = match &refresh {
+        Some(refresh) => breaker::parse_refresh_breaker(refresh)?,
+        None => None,
+    };
+    Ok(Config {
+        budget,
+        cadence,
+        fleet,
+        authority,
+        breaker,
+    })
+}
+
+/// Only the `budget` options (for the `window` calculator): the same rules, the same errors.
+/// A fleet's node budget changes at run time, so the calculator refuses `fleet`.
+pub fn parse_budget_options(budget: &RawValue) -> Result<Budget, ConfigError> {
+    let top = RawValue::Object(vec![("budget".to_owned(), budget.clone())]);
+    match budget::parse_budget(&Section::new("", &top, &SENTINEL)?, &|_| None)? {
+        (BudgetSource::Static(budget), _) => Ok(budget),
+        (BudgetSource::Fleet(_), _) => Err(error(
+            "budget.fleet",
+            "the calculator works on fixed budgets (nodes or share); a fleet node's budget is \
+             its floor plus a grant that changes while it runs",
+        )),
+    }
+}

@@ -1,0 +1,21 @@
+//! The option schema and the reader that parses options by it.
+//!
+//! [`catalog`] describes every option once (path, type, default, range, limit, rule, doc);
+//! [`Section`] reads an options object through it. The parsers in `crate::config` build on
+//! these, and `js/option-types.d.ts` and the README's option tables are generated from the
+//! catalog (see `docs`). Nothing here knows what a configuration means, and nothing here
+//! depends on `crate::config`.
+
+pub mod catalog;
+pub mod limits;
+mod raw;
+pub mod schema;
+mod section;
+
+#[cfg(test)]
+mod docs;
+#[cfg(test)]
+mod render;
+
+pub use raw::{error, ConfigError, RawValue};
+pub use section::{check_length, is_env_name, Section};
