@@ -24,7 +24,7 @@ pub mod refresher;
 pub mod rules;
 pub mod runtime;
 pub mod secret;
-pub mod shared;
+pub mod shared_sentinel;
 
 // Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
 // napi-rs registers nothing).

@@ -1,5 +1,5 @@
 //! Prometheus metrics of one sentinel: counters kept with atomics (the admit path adds a few
-//! relaxed atomic operations, no lock), gauges read from the guard when scraped, and the text
+//! relaxed atomic operations, no lock), gauges read from the sentinel state when scraped, and the text
 //! exposition (format 0.0.4, or OpenMetrics 1.0). Every label takes only the values of a closed
 //! set (statuses, reasons, outcomes): nothing a user, an account or the authority says can become
 //! a label. Every counter series that can ever move is shown from the first scrape, at 0, so that
@@ -112,12 +112,12 @@ pub struct Metrics {
     refused_units: [AtomicF64; REFUSAL_REASONS.len()],
 }
 
-/// What the gauges show, read from the guard at scrape time.
+/// What the gauges show, read from the sentinel state at scrape time.
 pub struct Gauges {
     pub readiness: Readiness,
     pub stale_window: Duration,
     pub node_budget_units: f64,
-    pub unverified_units: f64,
+    pub exposure_units: f64,
 }
 
 /// One metric family, as the text exposition and the prom-client bridge both need it.
@@ -268,7 +268,7 @@ impl Metrics {
             single(
                 "spend_sentinel_unverified_units",
                 "Units admitted after the current evidence time (the ledger).",
-                gauges.unverified_units,
+                gauges.exposure_units,
             ),
             by_label(
                 "spend_sentinel_refresh_total",
@@ -560,7 +560,7 @@ mod tests {
             },
             stale_window: Duration::from_secs(5),
             node_budget_units: 100.0,
-            unverified_units: 12.5,
+            exposure_units: 12.5,
         }
     }
 

@@ -18,13 +18,13 @@ use std::time::Duration;
 use crate::authority::Authority;
 use crate::clock;
 use crate::rules::breaker::{Breaker, BreakerSettings};
-use crate::rules::guard::Lifecycle;
+use crate::rules::sentinel_state::Lifecycle;
 use crate::rules::{Outcome, Readiness, Status};
 use crate::runtime;
-use crate::shared::Shared;
+use crate::shared_sentinel::SharedSentinel;
 
 /// Where status changes go (the binding layer delivers them to JavaScript).
-pub trait Events: Send + Sync + 'static {
+pub trait SentinelObserver: Send + Sync + 'static {
     /// The status changed from `from` to `now.status`.
     fn transition(&self, from: Status, now: Readiness);
     /// A refresh sent to the authority answered `outcome` after `took` (for the logger).
@@ -53,28 +53,28 @@ impl Task {
 /// refresh asks a circuit breaker first; while it refuses, the refresh is `indeterminate` and
 /// the authority is not called.
 pub fn start(
-    shared: Arc<Shared>,
+    shared: Arc<SharedSentinel>,
     authority: Authority,
-    events: Arc<dyn Events>,
+    observer: Arc<dyn SentinelObserver>,
     breaker: Option<BreakerSettings>,
 ) {
     // Read the starting status here, not in the watcher task: the first refresh may complete
     // before that task first runs, and its transition must not be taken for the start.
     shared.set_reported_status(shared.readiness().status);
-    spawn_watcher(shared.clone(), events.clone(), 1);
+    spawn_watcher(shared.clone(), observer.clone(), 1);
     let breaker = breaker.map(|settings| Breaker::new(settings, rand::random()));
-    let refresh = refresh_loop(shared.clone(), authority, events.clone(), breaker);
-    supervise(shared, events, Task::Refresh, refresh, || {});
+    let refresh = refresh_loop(shared.clone(), authority, observer.clone(), breaker);
+    supervise(shared, observer, Task::Refresh, refresh, || {});
 }
 
 /// Starts the transition watcher; after a panic it is started again, `restarts` times at most
 /// (a watcher that panics every time must not spin).
-fn spawn_watcher(shared: Arc<Shared>, events: Arc<dyn Events>, restarts: u32) {
-    let watcher = watch_transitions(shared.clone(), events.clone());
-    let (again_shared, again_events) = (shared.clone(), events.clone());
-    supervise(shared, events, Task::Transitions, watcher, move || {
+fn spawn_watcher(shared: Arc<SharedSentinel>, observer: Arc<dyn SentinelObserver>, restarts: u32) {
+    let watcher = watch_transitions(shared.clone(), observer.clone());
+    let (again_shared, again_observer) = (shared.clone(), observer.clone());
+    supervise(shared, observer, Task::Transitions, watcher, move || {
         if restarts > 0 {
-            spawn_watcher(again_shared, again_events, restarts - 1);
+            spawn_watcher(again_shared, again_observer, restarts - 1);
         }
     });
 }
@@ -82,8 +82,8 @@ fn spawn_watcher(shared: Arc<Shared>, events: Arc<dyn Events>, restarts: u32) {
 /// Runs `task` on the runtime. If it panics, the sentinel fails closed, the logger is told,
 /// and `after_panic` runs (tokio has already caught the panic; the runtime thread lives on).
 pub fn supervise<F>(
-    shared: Arc<Shared>,
-    events: Arc<dyn Events>,
+    shared: Arc<SharedSentinel>,
+    observer: Arc<dyn SentinelObserver>,
     task: Task,
     future: F,
     after_panic: impl FnOnce() + Send + 'static,
@@ -96,7 +96,7 @@ pub fn supervise<F>(
         if let Err(error) = running.await {
             if error.is_panic() {
                 shared.fail();
-                events.task_failed(task);
+                observer.task_failed(task);
                 after_panic();
             }
         }
@@ -104,13 +104,13 @@ pub fn supervise<F>(
 }
 
 async fn refresh_loop(
-    shared: Arc<Shared>,
+    shared: Arc<SharedSentinel>,
     authority: Authority,
-    events: Arc<dyn Events>,
+    observer: Arc<dyn SentinelObserver>,
     mut breaker: Option<Breaker>,
 ) {
     loop {
-        let Some(ticket) = shared.with_guard(|guard| guard.refresh_sent(clock::now())) else {
+        let Some(ticket) = shared.with_state(|state| state.refresh_sent(clock::now())) else {
             return;
         };
         let permit = breaker
@@ -127,7 +127,7 @@ async fn refresh_loop(
                 let timeout = shared.cadence_now().timeout;
                 let outcome = tokio::select! {
                     biased;
-                    _ = shared.closed() => return,
+                    _ = shared.until_closed() => return,
                     answer = tokio::time::timeout(timeout, authority.check()) => {
                         answer.unwrap_or(Outcome::Indeterminate)
                     }
@@ -137,18 +137,18 @@ async fn refresh_loop(
                 if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
                     breaker.settle(permit, outcome.as_call_outcome(), answered);
                 }
-                events.refreshed(outcome, answered - sent);
+                observer.refreshed(outcome, answered - sent);
                 outcome
             }
         };
-        shared.with_guard(|guard| guard.refresh_answered(ticket, outcome));
+        shared.with_state(|state| state.refresh_answered(ticket, outcome));
         shared.changed.notify_one();
         if outcome == Outcome::Valid {
             shared.verified_sent_at.send_replace(Some(ticket.sent_at()));
         }
         tokio::select! {
             biased;
-            _ = shared.closed() => return,
+            _ = shared.until_closed() => return,
             _ = pause(&shared, rand::random::<f64>()) => {}
         }
     }
@@ -157,7 +157,7 @@ async fn refresh_loop(
 /// The pause before the next refresh, drawn once (`u`) and re-planned whenever the window may
 /// have changed (a new lease, a lease deadline): it is cut short when the window shrinks below
 /// what it assumed, never lengthened.
-async fn pause(shared: &Shared, u: f64) {
+async fn pause(shared: &SharedSentinel, u: f64) {
     let started = clock::now();
     let mut until = started + shared.cadence_now().pause(u);
     loop {
@@ -181,20 +181,20 @@ async fn sleep_until_some(at: Option<Duration>) {
     }
 }
 
-async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>) {
+async fn watch_transitions(shared: Arc<SharedSentinel>, observer: Arc<dyn SentinelObserver>) {
     let mut last = shared.reported_status();
     loop {
         let now = clock::now();
-        let (readiness, lifecycle, expiry) = shared.with_guard(|guard| {
+        let (readiness, lifecycle, expiry) = shared.with_state(|state| {
             (
-                guard.readiness(now),
-                guard.lifecycle(),
-                guard.next_expiry_after(now),
+                state.readiness(now),
+                state.lifecycle(),
+                state.next_expiry_after(now),
             )
         });
         if readiness.status != last {
             shared.metrics.transitioned(last, &readiness);
-            events.transition(last, readiness);
+            observer.transition(last, readiness);
             last = readiness.status;
             shared.set_reported_status(last);
         }
@@ -215,14 +215,14 @@ async fn watch_transitions(shared: Arc<Shared>, events: Arc<dyn Events>) {
 mod tests {
     use super::*;
     use crate::rules::window::seed_budget;
-    use crate::rules::{Guard, Reason};
+    use crate::rules::{Reason, SentinelState};
     use parking_lot::Mutex;
     use std::sync::mpsc;
 
     /// Sends every event to the test thread, which waits for it with a generous bound.
     struct Recorder(Mutex<mpsc::Sender<String>>);
 
-    impl Events for Recorder {
+    impl SentinelObserver for Recorder {
         fn transition(&self, from: Status, now: Readiness) {
             let event = format!(
                 "{} -> {} ({})",
@@ -238,7 +238,7 @@ mod tests {
         }
     }
 
-    fn recorder() -> (Arc<dyn Events>, mpsc::Receiver<String>) {
+    fn recorder() -> (Arc<dyn SentinelObserver>, mpsc::Receiver<String>) {
         let (tx, rx) = mpsc::channel();
         (Arc::new(Recorder(Mutex::new(tx))), rx)
     }
@@ -248,11 +248,14 @@ mod tests {
             .expect("an event within 10 s")
     }
 
-    fn verified_shared() -> Arc<Shared> {
-        let shared = Shared::new(Guard::new(seed_budget()), crate::rules::CadencePlan::Scaled);
-        shared.with_guard(|guard| {
-            let ticket = guard.refresh_sent(clock::now()).unwrap();
-            guard.refresh_answered(ticket, Outcome::Valid);
+    fn verified_shared() -> Arc<SharedSentinel> {
+        let shared = SharedSentinel::new(
+            SentinelState::new(seed_budget()),
+            crate::rules::CadencePlan::Scaled,
+        );
+        shared.with_state(|state| {
+            let ticket = state.refresh_sent(clock::now()).unwrap();
+            state.refresh_answered(ticket, Outcome::Valid);
         });
         shared.set_reported_status(Status::Ready);
         shared
@@ -261,11 +264,11 @@ mod tests {
     #[test]
     fn a_panicking_refresh_task_fails_closed_and_is_reported() {
         let shared = verified_shared();
-        let (events, rx) = recorder();
-        spawn_watcher(shared.clone(), events.clone(), 1);
+        let (observer, rx) = recorder();
+        spawn_watcher(shared.clone(), observer.clone(), 1);
         supervise(
             shared.clone(),
-            events,
+            observer,
             Task::Refresh,
             async { panic!("defect") },
             || {},
@@ -283,12 +286,12 @@ mod tests {
     #[test]
     fn a_panicking_watcher_is_restarted_and_reports_the_failure() {
         let shared = verified_shared();
-        let (events, rx) = recorder();
-        let (again_shared, again_events) = (shared.clone(), events.clone());
-        let restart = move || spawn_watcher(again_shared, again_events, 0);
+        let (observer, rx) = recorder();
+        let (again_shared, again_observer) = (shared.clone(), observer.clone());
+        let restart = move || spawn_watcher(again_shared, again_observer, 0);
         supervise(
             shared.clone(),
-            events,
+            observer,
             Task::Transitions,
             async { panic!("defect") },
             restart,

@@ -14,18 +14,18 @@ use super::logger::JsLogger;
 use super::types::{Readiness, TransitionEvent};
 use crate::js_thread::JsThread;
 use crate::logging;
-use crate::refresher::{Events, Task};
+use crate::refresher::{SentinelObserver, Task};
 use crate::rules::{self, Outcome, Status};
 use crate::runtime;
-use crate::shared::Shared;
+use crate::shared_sentinel::SharedSentinel;
 
 type Listener = Arc<FunctionRef<TransitionEvent, Unknown<'static>>>;
 type Settle = Box<dyn FnOnce(Env) -> Result<Readiness> + Send>;
 type Waiter = JsDeferred<Readiness, Settle>;
 
-pub struct JsEvents {
+pub struct JsSubscribers {
     js_thread: Arc<JsThread>,
-    shared: Arc<Shared>,
+    shared: Arc<SharedSentinel>,
     next_id: AtomicU64,
     /// Touched on the JS thread only (the lock makes the type shareable, it is never contended).
     listeners: Mutex<Vec<(u64, Listener)>>,
@@ -33,13 +33,13 @@ pub struct JsEvents {
     logger: Mutex<Option<JsLogger>>,
 }
 
-impl JsEvents {
+impl JsSubscribers {
     pub fn new(
         js_thread: Arc<JsThread>,
-        shared: Arc<Shared>,
+        shared: Arc<SharedSentinel>,
         logger: Option<JsLogger>,
     ) -> Arc<Self> {
-        Arc::new(JsEvents {
+        Arc::new(JsSubscribers {
             js_thread,
             shared,
             next_id: AtomicU64::new(1),
@@ -177,7 +177,7 @@ impl JsEvents {
     }
 
     /// `close()`: pending `whenReady` promises reject at once.
-    pub fn closed(&self) {
+    pub fn settle_on_close(&self) {
         self.settle_waiters();
     }
 }
@@ -198,9 +198,9 @@ fn reject_with(code: &'static str, message: &str) -> Settle {
 }
 
 /// The refresher's view: every status change goes to listeners and waiters.
-pub struct EventsHandle(pub Arc<JsEvents>);
+pub struct JsObserver(pub Arc<JsSubscribers>);
 
-impl Events for EventsHandle {
+impl SentinelObserver for JsObserver {
     fn transition(&self, from: Status, now: rules::Readiness) {
         let events = self.0.clone();
         self.0

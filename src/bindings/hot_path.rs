@@ -6,7 +6,7 @@
 //! function's own data pointer instead (see `native_function`), so a call costs a few native
 //! no-ops (`bench/hot-path.mjs`). The prototype keeps `#[napi]` methods of the same names (for
 //! typings and `Sentinel.prototype.admit.call(...)`); both read their argument with
-//! [`units_argument`] and ask `Shared`.
+//! [`units_argument`] and ask `SharedSentinel`.
 
 use std::ptr;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use super::errors::{self, Kind};
 use super::native_function::{install_functions, Call, Method, NativeFunction};
 use super::options::type_name;
 use crate::rules::ledger::{self, UnitsArgument};
-use crate::shared::Shared;
+use crate::shared_sentinel::SharedSentinel;
 
 /// `admit(units = 1)` (README, API): the units rule is the ledger's; anything it refuses throws
 /// its message as a `TypeError` (pending on `env`) and changes nothing.
@@ -59,14 +59,14 @@ unsafe fn read_units(env: sys::napi_env, value: sys::napi_value) -> UnitsArgumen
     }
 }
 
-/// `admit(units = 1)`: `true` when the units are admitted (see `Shared::admit`).
+/// `admit(units = 1)`: `true` when the units are admitted (see `SharedSentinel::admit`).
 struct Admit;
 
 impl Method for Admit {
-    type State = Shared;
+    type State = SharedSentinel;
     const ARGS: usize = 1;
 
-    fn call(call: &Call, shared: &Shared) -> sys::napi_value {
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
         // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
         match unsafe { units_argument(call.env(), call.argument(0)) } {
             Ok(units) => call.boolean(shared.admit(units)),
@@ -79,10 +79,10 @@ impl Method for Admit {
 struct StatusOf;
 
 impl Method for StatusOf {
-    type State = Shared;
+    type State = SharedSentinel;
     const ARGS: usize = 0;
 
-    fn call(call: &Call, shared: &Shared) -> sys::napi_value {
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
         call.latin1(shared.readiness().status.as_str())
     }
 }
@@ -91,16 +91,16 @@ impl Method for StatusOf {
 struct IsServing;
 
 impl Method for IsServing {
-    type State = Shared;
+    type State = SharedSentinel;
     const ARGS: usize = 0;
 
-    fn call(call: &Call, shared: &Shared) -> sys::napi_value {
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
         call.boolean(shared.readiness().status.admits())
     }
 }
 
 /// Defines `admit`, `status` and `isServing` on `this`.
-pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<Shared>) -> Result<()> {
+pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Result<()> {
     install_functions(
         env,
         this,

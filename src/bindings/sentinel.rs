@@ -1,5 +1,5 @@
 //! `new Sentinel(options)`: the JavaScript class. It parses arguments, hands off to the shell
-//! (`Shared`, `refresher`) and translates results; no rule lives here.
+//! (`SharedSentinel`, `refresher`) and translates results; no rule lives here.
 
 use std::sync::Arc;
 
@@ -7,7 +7,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::errors::{self, Kind};
-use super::events::{EventsHandle, JsEvents};
+use super::events::{JsObserver, JsSubscribers};
 use super::hot_path;
 use super::logger::JsLogger;
 use super::options::to_raw;
@@ -25,16 +25,16 @@ use crate::js_thread::JsThread;
 use crate::metrics::render_as;
 use crate::options::ConfigError;
 use crate::refresher;
-use crate::rules::Guard;
-use crate::shared::Shared;
+use crate::rules::SentinelState;
+use crate::shared_sentinel::SharedSentinel;
 
 /// Tells a usage-billed service whether it may take the next billable request: refreshes the
 /// evidence that its credential is valid and its tier includes the meter, in the background,
 /// and answers from memory.
 #[napi(custom_finalize)]
 pub struct Sentinel {
-    shared: Arc<Shared>,
-    events: Arc<JsEvents>,
+    shared: Arc<SharedSentinel>,
+    subscribers: Arc<JsSubscribers>,
     /// The fleet budget's lease task, with `budget.fleet`.
     fleet: Option<Arc<Fleet>>,
 }
@@ -62,7 +62,7 @@ impl Sentinel {
         let config = parse_options(&to_raw(&options)?, &|name| std::env::var(name).ok())
             .map_err(|e| config_error(&env, Kind::Error, &e))?;
         let js_thread = Arc::new(JsThread::new(&env)?);
-        let shared = Shared::new(Guard::new(config.budget), config.cadence);
+        let shared = SharedSentinel::new(SentinelState::new(config.budget), config.cadence);
         let authority = match config.authority {
             AuthorityConfig::Http(http) => {
                 Authority::Http(HttpAuthority::new(*http).map_err(|_| {
@@ -79,13 +79,13 @@ impl Sentinel {
                 Authority::Js(JsAuthority::new(
                     inspect,
                     js_thread.clone(),
-                    shared.closed_flag(),
+                    shared.closed_flag_handle(),
                 ))
             }
         };
         hot_path::install(&env, &this, &shared)?;
         let logger = JsLogger::from_options(&env, &options)?;
-        let events = JsEvents::new(js_thread, shared.clone(), logger);
+        let subscribers = JsSubscribers::new(js_thread, shared.clone(), logger);
         close_on_teardown(&env, &shared)?;
         let fleet = match &config.fleet {
             None => None,
@@ -111,12 +111,12 @@ impl Sentinel {
         refresher::start(
             shared.clone(),
             authority,
-            Arc::new(EventsHandle(events.clone())),
+            Arc::new(JsObserver(subscribers.clone())),
             config.breaker,
         );
         Ok(Sentinel {
             shared,
-            events,
+            subscribers,
             fleet,
         })
     }
@@ -199,23 +199,25 @@ impl Sentinel {
     }
 
     /// Units admitted after the current evidence time (the unverified exposure).
+    // The public name is `unverifiedUnits`; inside the crate this is the exposure, and
+    // `fleet_ceiling_units` is b (the `budget.unverifiedUnits` option).
     #[napi(getter)]
     pub fn unverified_units(&self) -> f64 {
-        self.shared.with_guard(|guard| guard.unverified_units())
+        self.shared.with_state(|state| state.exposure_units())
     }
 
     /// b × share: the most this node admits on unverified evidence.
     #[napi(getter)]
     pub fn node_budget_units(&self) -> f64 {
         self.shared
-            .with_guard(|guard| guard.node_budget_units(crate::clock::now()))
+            .with_state(|state| state.node_budget_units(crate::clock::now()))
     }
 
     /// w: how long evidence stays usable, seconds.
     #[napi(getter)]
     pub fn stale_window_seconds(&self) -> f64 {
         self.shared
-            .with_guard(|guard| guard.stale_window(crate::clock::now()).as_secs_f64())
+            .with_state(|state| state.stale_window(crate::clock::now()).as_secs_f64())
     }
 
     /// Resolves with the readiness as soon as the status is `ready` or `degraded`. Rejects with
@@ -232,7 +234,7 @@ impl Sentinel {
         // refuses; both take `undefined` alone for "nothing given".
         let timeout = parse_when_ready(&to_raw(&options)?)
             .map_err(|e| config_error(env, Kind::TypeError, &e))?;
-        self.events.when_ready(env, timeout)
+        self.subscribers.when_ready(env, timeout)
     }
 
     /// Readiness becomes `not_ready`/`shutting_down` so the router stops sending traffic;
@@ -249,7 +251,7 @@ impl Sentinel {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         self.shared.close();
-        self.events.closed();
+        self.subscribers.settle_on_close();
         let (deferred, promise) = env.create_deferred::<(), Done>()?;
         match &self.fleet {
             None => deferred.resolve(done()),
@@ -281,11 +283,11 @@ impl Sentinel {
         }
         // SAFETY: `listener` is a function (checked above).
         let listener: Function<TransitionEvent, Unknown<'static>> = unsafe { listener.cast()? };
-        let id = self.events.add_listener(listener.create_ref()?);
-        let events = Arc::downgrade(&self.events);
+        let id = self.subscribers.add_listener(listener.create_ref()?);
+        let subscribers = Arc::downgrade(&self.subscribers);
         env.create_function_from_closure("removeTransitionListener", move |_| {
-            if let Some(events) = events.upgrade() {
-                events.remove_listener(id);
+            if let Some(subscribers) = subscribers.upgrade() {
+                subscribers.remove_listener(id);
             }
             Ok(())
         })
@@ -296,7 +298,7 @@ impl ObjectFinalize for Sentinel {
     /// Garbage-collected without `close()`: stop refreshing all the same.
     fn finalize(self, env: Env) -> Result<()> {
         self.shared.close();
-        self.events.release_logger(&env);
+        self.subscribers.release_logger(&env);
         Ok(())
     }
 }

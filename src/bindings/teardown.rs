@@ -10,12 +10,12 @@ use std::sync::{Arc, Weak};
 
 use napi::bindgen_prelude::*;
 
-use crate::shared::Shared;
+use crate::shared_sentinel::SharedSentinel;
 
 /// The live sentinels of this thread's environment (each environment has its own JS thread).
 #[derive(Default)]
 struct Registry {
-    sentinels: Vec<Weak<Shared>>,
+    sentinels: Vec<Weak<SharedSentinel>>,
     /// Dead entries are dropped when the list reaches this length, so the list stays within
     /// about twice the live sentinels and pruning costs O(1) per sentinel, amortized.
     prune_at: usize,
@@ -28,7 +28,7 @@ thread_local! {
 const MIN_PRUNE_AT: usize = 64;
 
 /// Closes `shared` when this environment tears down, unless it is gone by then.
-pub fn close_on_teardown(env: &Env, shared: &Arc<Shared>) -> Result<()> {
+pub fn close_on_teardown(env: &Env, shared: &Arc<SharedSentinel>) -> Result<()> {
     REGISTRY.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {

@@ -18,7 +18,7 @@ pub(super) fn parse_budget(
         )
     })?;
     let input = BudgetInput {
-        unverified_units: budget.number_or_default("unverifiedUnits")?,
+        fleet_ceiling_units: budget.number_or_default("unverifiedUnits")?,
         max_units_per_second: budget.number_or_default("maxUnitsPerSecond")?,
         nodes: budget.number("nodes")?,
         share: budget.number("share")?,
@@ -41,14 +41,14 @@ pub(super) fn parse_budget(
     checked(&input)?;
     let fleet = parse_fleet(
         &fleet,
-        input.unverified_units,
+        input.fleet_ceiling_units,
         input.max_units_per_second,
         input.max_stale_seconds,
         env,
     )?;
     // The largest node budget is floor + pool: maxStaleSeconds must not pass its window.
     let shape = &fleet.shape;
-    let largest_share = (shape.floor_units() + shape.pool_units()) / shape.unverified_units;
+    let largest_share = (shape.floor_units() + shape.pool_units()) / shape.fleet_ceiling_units;
     checked(&BudgetInput {
         share: Some(largest_share.min(1.0)),
         ..input

@@ -43,7 +43,7 @@ pub(crate) fn parse_fleet(
         redis_url,
         name,
         shape: FleetShape {
-            unverified_units: b,
+            fleet_ceiling_units: b,
             max_units_per_second: r,
             // A whole number from 1 to 10000.
             max_nodes: max_nodes as u32,

@@ -1,7 +1,7 @@
 //! The fleet budget's I/O: one task per fleet sentinel, on the private runtime, that leases this
 //! node's grant from Redis, renews it, settles charges after valid refreshes and releases the
 //! grant on close. `admit()` and `readiness()` never wait on it: they read the lease the task
-//! last handed to the guard, and the lease deadline takes the grant away by itself.
+//! last handed to the sentinel state, and the lease deadline takes the grant away by itself.
 
 pub mod metrics;
 mod scripts;
@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use crate::clock;
 use crate::rules::lease::{FleetShape, Lease};
 use crate::runtime;
-use crate::shared::Shared;
+use crate::shared_sentinel::SharedSentinel;
 use scripts::Keys;
 use session::{FleetReply, Session};
 
@@ -114,11 +114,11 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Reads the fleet's state now (the grant is the guard's, so it lapses at the deadline).
-    pub fn status(&self, shared: &Shared) -> FleetStatus {
+    /// Reads the fleet's state now (the grant is in the sentinel state, so it lapses at the deadline).
+    pub fn status(&self, shared: &SharedSentinel) -> FleetStatus {
         let now = clock::now();
-        let (grant, deadline) = shared.with_guard(|guard| {
-            let fleet = guard.budget().fleet();
+        let (grant, deadline) = shared.with_state(|state| {
+            let fleet = state.budget().fleet();
             (
                 fleet.map_or(0.0, |f| f.grant_at(now)),
                 fleet.and_then(|f| f.lease).map(|l| l.deadline),
@@ -173,7 +173,7 @@ impl Fleet {
 
 /// Starts leasing for `shared`. `client` was built from the configured URL.
 pub fn start(
-    shared: Arc<Shared>,
+    shared: Arc<SharedSentinel>,
     shape: FleetShape,
     name: &str,
     client: redis::Client,
@@ -215,7 +215,7 @@ fn random_id() -> String {
 type CallResult<T> = Result<T, ErrorKind>;
 
 struct Task {
-    shared: Arc<Shared>,
+    shared: Arc<SharedSentinel>,
     fleet: Arc<Fleet>,
     client: redis::Client,
     keys: Keys,
@@ -269,7 +269,7 @@ impl Task {
                 continue;
             }
             tokio::select! {
-                _ = self.shared.closed() => {}
+                _ = self.shared.until_closed() => {}
                 _ = tokio::time::sleep_until(clock::deadline(next_renewal)) => {}
                 _ = verified.changed() => {}
                 _ = tokio::time::sleep(USAGE_CHECK) => {}
@@ -287,7 +287,7 @@ impl Task {
     fn used_beyond_floor(&self) -> f64 {
         let floor = self.shape().floor_units();
         self.shared
-            .with_guard(|guard| (guard.unverified_units() - floor).max(0.0))
+            .with_state(|state| (state.exposure_units() - floor).max(0.0))
     }
 
     fn passed_half_the_grant(&self, now: Duration) -> bool {
@@ -317,7 +317,7 @@ impl Task {
 
     fn current_lease(&self) -> Option<Lease> {
         self.shared
-            .with_guard(|guard| guard.budget().fleet().and_then(|f| f.lease))
+            .with_state(|state| state.budget().fleet().and_then(|f| f.lease))
     }
 
     /// One renewal; answers how long until the next.
@@ -325,8 +325,8 @@ impl Task {
         let now = clock::now();
         let used = self.used_beyond_floor();
         let held = self.current_lease();
-        let keep = self.shared.with_guard(|guard| {
-            guard.budget().fleet().map_or(0.0, |f| {
+        let keep = self.shared.with_state(|state| {
+            state.budget().fleet().map_or(0.0, |f| {
                 f.keep_for_renewal(now, used, self.session.target_units)
             })
         });

@@ -74,7 +74,7 @@ pub async fn renew(
         .arg(renewal.seq)
         .arg(renewal.want)
         .arg(renewal.keep)
-        .arg(shape.unverified_units)
+        .arg(shape.fleet_ceiling_units)
         .arg(shape.reserve)
         .arg(shape.max_nodes)
         .arg(lease_ms(shape))

@@ -5,7 +5,7 @@
 //! admitted by all nodes together while the authority is down never pass b. It also checks the
 //! scripts' own invariant after every step: live grants + charged units ≤ the pool.
 //!
-//! Node-side decisions use the real pieces (`Guard`, `FleetBudget`, `Session`, the scripts); only
+//! Node-side decisions use the real pieces (`SentinelState`, `FleetBudget`, `Session`, the scripts); only
 //! the schedule is random instead of timed, which explores more interleavings than the task's.
 
 use std::net::TcpListener;
@@ -19,7 +19,7 @@ use redis::aio::MultiplexedConnection;
 use super::scripts::{self, Keys};
 use super::session::{FleetReply, Session};
 use crate::rules::lease::{FleetBudget, FleetShape, Lease};
-use crate::rules::{BudgetSource, Guard, Outcome};
+use crate::rules::{BudgetSource, Outcome, SentinelState};
 
 struct RedisServer {
     child: Child,
@@ -67,7 +67,7 @@ impl Drop for RedisServer {
 
 struct Node {
     id: String,
-    guard: Guard,
+    state: SentinelState,
     session: Session,
     /// Send time of the latest refresh that answered valid.
     last_valid: Option<Duration>,
@@ -109,7 +109,7 @@ impl Sim {
             self.next_id += 1;
             self.nodes.push(Node {
                 id: format!("n{}", self.next_id),
-                guard: Guard::new(BudgetSource::Fleet(FleetBudget::new(self.shape))),
+                state: SentinelState::new(BudgetSource::Fleet(FleetBudget::new(self.shape))),
                 session: Session::default(),
                 last_valid: None,
                 partitioned: false,
@@ -118,17 +118,17 @@ impl Sim {
     }
 
     fn used_beyond_floor(&self, i: usize) -> f64 {
-        (self.nodes[i].guard.unverified_units() - self.shape.floor_units()).max(0.0)
+        (self.nodes[i].state.exposure_units() - self.shape.floor_units()).max(0.0)
     }
 
     fn lease(&self, i: usize) -> Option<Lease> {
-        self.nodes[i].guard.budget().fleet().and_then(|f| f.lease)
+        self.nodes[i].state.budget().fleet().and_then(|f| f.lease)
     }
 
     fn admit(&mut self, i: usize) {
         let now = self.now();
         let units = f64::from(self.rng.random_range(1..=20u32));
-        if self.nodes[i].guard.admit(units, now) {
+        if self.nodes[i].state.admit(units, now) {
             self.admitted.push(Admitted { at: now, units });
         }
     }
@@ -136,13 +136,13 @@ impl Sim {
     fn refresh(&mut self, i: usize) {
         let now = self.now();
         let node = &mut self.nodes[i];
-        if let Some(ticket) = node.guard.refresh_sent(now) {
+        if let Some(ticket) = node.state.refresh_sent(now) {
             let outcome = if self.authority_up {
                 Outcome::Valid
             } else {
                 Outcome::Indeterminate
             };
-            node.guard.refresh_answered(ticket, outcome);
+            node.state.refresh_answered(ticket, outcome);
             if outcome == Outcome::Valid {
                 node.last_valid = Some(now);
             }
@@ -161,10 +161,10 @@ impl Sim {
         let now = self.now();
         let used = self.used_beyond_floor(i);
         let target = self.nodes[i].session.target_units;
-        let fleet = *self.nodes[i].guard.budget().fleet().unwrap();
+        let fleet = *self.nodes[i].state.budget().fleet().unwrap();
         let keep = fleet.keep_for_renewal(now, used, target);
         if let Some(lease) = self.lease(i).filter(|l| l.usable_at(now) > keep) {
-            self.nodes[i].guard.set_lease(Some(Lease {
+            self.nodes[i].state.set_lease(Some(Lease {
                 grant_units: keep,
                 ..lease
             }));
@@ -187,7 +187,7 @@ impl Sim {
         let node = &mut self.nodes[i];
         node.session.answered_with(&reply, self.origin.elapsed());
         if let Some(lease) = node.session.lease_from(&shape, &renewal, &grant.unwrap()) {
-            node.guard.set_lease(Some(lease));
+            node.state.set_lease(Some(lease));
         }
     }
 
@@ -231,7 +231,7 @@ impl Sim {
         let share = self.nodes[i].session.target_units;
         let cap = share.max(self.used_beyond_floor(i));
         if let Some(lease) = self.lease(i).filter(|l| l.usable_at(now) > cap) {
-            self.nodes[i].guard.set_lease(Some(Lease {
+            self.nodes[i].state.set_lease(Some(Lease {
                 grant_units: cap,
                 ..lease
             }));
@@ -241,12 +241,12 @@ impl Sim {
     async fn close(&mut self, i: usize) {
         let node = self.nodes.swap_remove(i);
         let grant = node
-            .guard
+            .state
             .budget()
             .fleet()
             .and_then(|f| f.lease)
             .map_or(0.0, |l| l.grant_units);
-        let used = (node.guard.unverified_units() - self.shape.floor_units())
+        let used = (node.state.exposure_units() - self.shape.floor_units())
             .max(0.0)
             .min(grant);
         if !node.partitioned {
@@ -277,12 +277,14 @@ impl Sim {
             .filter(|a| a.at >= since && a.at <= until)
             .map(|a| a.units)
             .sum();
-        self.worst_outage = self.worst_outage.max(total / self.shape.unverified_units);
+        self.worst_outage = self
+            .worst_outage
+            .max(total / self.shape.fleet_ceiling_units);
         assert!(
-            total <= self.shape.unverified_units + 1e-6,
+            total <= self.shape.fleet_ceiling_units + 1e-6,
             "{}: {total} units admitted during an outage, b = {} (step {})",
             self.name,
-            self.shape.unverified_units,
+            self.shape.fleet_ceiling_units,
             self.steps
         );
     }
@@ -393,7 +395,7 @@ async fn simulate(port: u16, seed: u64, steps: u32) -> (u32, f64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let max_nodes = rng.random_range(2..=5u32);
     let shape = FleetShape {
-        unverified_units: f64::from(rng.random_range(100..=400u32)),
+        fleet_ceiling_units: f64::from(rng.random_range(100..=400u32)),
         // Windows (node budget / r) of seconds: longer than a lease, so an expired lease freed
         // too early would be spent on evidence that is still young.
         max_units_per_second: f64::from(rng.random_range(20..=80u32)),
@@ -454,7 +456,7 @@ fn with_redis<F: std::future::Future<Output = ()>>(test: impl FnOnce(u16) -> F) 
 /// Two nodes, no floor, b = 200 at r = 20 (a 10 s window on the whole pool), 2 s leases.
 fn two_node_shape() -> FleetShape {
     FleetShape {
-        unverified_units: 200.0,
+        fleet_ceiling_units: 200.0,
         max_units_per_second: 20.0,
         max_nodes: 2,
         reserve: 0.0,
@@ -492,8 +494,8 @@ fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
         }
         sim.set_authority(false);
         let now = sim.now();
-        assert!(sim.nodes[0].guard.admit(100.0, now));
-        assert!(sim.nodes[1].guard.admit(100.0, now));
+        assert!(sim.nodes[0].state.admit(100.0, now));
+        assert!(sim.nodes[1].state.admit(100.0, now));
         sim.nodes.swap_remove(0); // a crash, without release
                                   // The survivor keeps its own lease (usable ~1 s) while the crashed node's expires.
         for _ in 0..4 {
@@ -507,7 +509,7 @@ fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
         );
         let now = sim.now();
         assert!(
-            !sim.nodes[0].guard.admit(1.0, now),
+            !sim.nodes[0].state.admit(1.0, now),
             "the survivor has spent its 100"
         );
         // A valid refresh sent after the expiry settles the charge: the survivor may grow.

@@ -1,5 +1,5 @@
 //! Where a node's budget comes from: fixed at construction (`budget.nodes` / `budget.share`),
-//! or a fleet's floor plus a leased grant that changes while the node runs. The guard asks this
+//! or a fleet's floor plus a leased grant that changes while the node runs. The state asks this
 //! at every read, so readiness and admission always see the budget of the moment.
 
 use std::time::Duration;

@@ -10,7 +10,7 @@ use super::window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetShape {
     /// b: the fleet-wide ceiling.
-    pub unverified_units: f64,
+    pub fleet_ceiling_units: f64,
     /// r: this node's maximum admission rate.
     pub max_units_per_second: f64,
     /// The most nodes alive at once (surge and terminating pods included).
@@ -26,12 +26,12 @@ pub struct FleetShape {
 impl FleetShape {
     /// floor = b × reserve / maxNodes: usable without Redis, by every node alive.
     pub fn floor_units(&self) -> f64 {
-        self.unverified_units * self.reserve / f64::from(self.max_nodes)
+        self.fleet_ceiling_units * self.reserve / f64::from(self.max_nodes)
     }
 
     /// pool = b × (1 − reserve): what the nodes lease.
     pub fn pool_units(&self) -> f64 {
-        self.unverified_units * (1.0 - self.reserve)
+        self.fleet_ceiling_units * (1.0 - self.reserve)
     }
 
     /// want = r × maxStaleSeconds − floor: more would not lengthen the window. `None`: no limit.
@@ -53,7 +53,7 @@ impl FleetShape {
     /// The window of an equal split, (b / maxNodes) / r: what the cadence assumes while the
     /// node budget is 0 (reserve 0 and no grant yet).
     pub fn equal_split_window(&self) -> Duration {
-        self.window_for(self.unverified_units / f64::from(self.max_nodes))
+        self.window_for(self.fleet_ceiling_units / f64::from(self.max_nodes))
     }
 
     /// The smallest window the node can run with: the floor's, or the equal split's when there
@@ -152,7 +152,7 @@ impl FleetBudget {
 #[cfg(test)]
 pub fn example_shape() -> FleetShape {
     FleetShape {
-        unverified_units: 200.0,
+        fleet_ceiling_units: 200.0,
         max_units_per_second: 20.0,
         max_nodes: 4,
         reserve: 0.25,

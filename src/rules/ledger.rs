@@ -8,7 +8,7 @@ use std::fmt;
 /// admitted while it was in flight are not covered by its answer and stay.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
-    unverified: f64,
+    exposure: f64,
 }
 
 /// What JavaScript passed as `units` (to `admit`, `refusalReason`, or as the admission guard's
@@ -53,35 +53,35 @@ pub fn units(given: UnitsArgument) -> Result<f64, UnitsError> {
 }
 
 impl Ledger {
-    pub fn unverified(&self) -> f64 {
-        self.unverified
+    pub fn exposure(&self) -> f64 {
+        self.exposure
     }
 
     /// True when admitting `units` more keeps the exposure within the node budget.
     /// A request larger than the whole budget never fits.
     pub fn fits(&self, units: f64, node_budget: f64) -> bool {
-        self.unverified + units <= node_budget
+        self.exposure + units <= node_budget
     }
 
     /// Readiness rule 6: the node budget is spent.
     pub fn is_spent(&self, node_budget: f64) -> bool {
-        self.unverified >= node_budget
+        self.exposure >= node_budget
     }
 
     pub fn add(&mut self, units: f64) {
-        self.unverified += units;
+        self.exposure += units;
     }
 
     /// The exposure at the moment a refresh request is sent; hand it back to
     /// [`Ledger::verified_up_to`] if that refresh answers `valid`.
     pub fn mark(&self) -> f64 {
-        self.unverified
+        self.exposure
     }
 
     /// A `valid` answer covers everything admitted up to its send `mark`; later units stay.
     pub fn verified_up_to(&mut self, mark: f64) {
         // max(0): float rounding must never turn exposure into credit.
-        self.unverified = (self.unverified - mark).max(0.0);
+        self.exposure = (self.exposure - mark).max(0.0);
     }
 }
 
@@ -139,6 +139,6 @@ mod tests {
         let mark = ledger.mark();
         ledger.add(12.0); // admitted while the refresh was in flight
         ledger.verified_up_to(mark);
-        assert_eq!(ledger.unverified(), 12.0);
+        assert_eq!(ledger.exposure(), 12.0);
     }
 }

@@ -7,17 +7,17 @@
 pub mod breaker;
 pub mod budget;
 pub mod evidence;
-pub mod guard;
 pub mod lease;
 pub mod ledger;
 pub mod readiness;
 pub mod rolling;
+pub mod sentinel_state;
 pub mod window;
 
 pub use budget::BudgetSource;
 pub use evidence::{Denial, Evidence, Outcome};
-pub use guard::{Guard, RefreshTicket};
 pub use readiness::{Readiness, Reason, Status};
+pub use sentinel_state::{RefreshTicket, SentinelState};
 pub use window::{
     Budget, BudgetError, BudgetInput, Cadence, CadenceError, CadenceInput, CadencePlan,
 };

@@ -22,7 +22,7 @@ pub const MIN_DEFAULT_WINDOW_MS: f64 = MIN_REFRESH_INTERVAL_MS / 0.3;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BudgetInput {
     /// b: fleet-wide ceiling of units admitted on unverified evidence.
-    pub unverified_units: f64,
+    pub fleet_ceiling_units: f64,
     /// r: this node's maximum admission rate, units per second.
     pub max_units_per_second: f64,
     /// Fleet size; this node's share is `1 / nodes`.
@@ -209,7 +209,7 @@ fn require_positive(option: &'static str, value: f64) -> Result<f64, BudgetError
 /// a window longer than [`MAX_STALE_WINDOW_SECONDS`] (it also bounds every later conversion of
 /// the window to a `Duration`).
 pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
-    let b = require_positive("budget.unverifiedUnits", input.unverified_units)?;
+    let b = require_positive("budget.unverifiedUnits", input.fleet_ceiling_units)?;
     let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
     let node_budget_units = b * node_share(input)?;
     let ceiling = ceiling_seconds(node_budget_units, r);
@@ -251,7 +251,7 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
 #[cfg(test)]
 pub fn seed_budget() -> Budget {
     compute_budget(&BudgetInput {
-        unverified_units: 200.0,
+        fleet_ceiling_units: 200.0,
         max_units_per_second: 20.0,
         nodes: Some(2.0),
         share: None,
@@ -464,7 +464,7 @@ mod tests {
 
     fn seed() -> BudgetInput {
         BudgetInput {
-            unverified_units: 200.0,
+            fleet_ceiling_units: 200.0,
             max_units_per_second: 20.0,
             nodes: Some(2.0),
             share: None,
@@ -561,14 +561,14 @@ mod tests {
         let cases = [
             (
                 BudgetInput {
-                    unverified_units: 0.0,
+                    fleet_ceiling_units: 0.0,
                     ..seed()
                 },
                 "budget.unverifiedUnits",
             ),
             (
                 BudgetInput {
-                    unverified_units: f64::NAN,
+                    fleet_ceiling_units: f64::NAN,
                     ..seed()
                 },
                 "budget.unverifiedUnits",
@@ -709,9 +709,9 @@ mod tests {
     #[test]
     fn windows_past_seven_days_are_refused_instead_of_overflowing() {
         // 1e20 units at 1/s: a window no Duration can hold (it used to abort the process).
-        for (unverified_units, max_units_per_second) in [(1e20, 1.0), (f64::MAX, 1.0)] {
+        for (fleet_ceiling_units, max_units_per_second) in [(1e20, 1.0), (f64::MAX, 1.0)] {
             let input = BudgetInput {
-                unverified_units,
+                fleet_ceiling_units,
                 max_units_per_second,
                 nodes: None,
                 ..seed()
@@ -724,7 +724,7 @@ mod tests {
             assert!(err.to_string().contains("budget.maxStaleSeconds"), "{err}");
         }
         let capped = BudgetInput {
-            unverified_units: 1e20,
+            fleet_ceiling_units: 1e20,
             max_units_per_second: 1.0,
             nodes: None,
             max_stale_seconds: Some(MAX_STALE_WINDOW_SECONDS),
@@ -748,7 +748,7 @@ mod tests {
     #[test]
     fn a_ceiling_that_overflows_is_refused_even_under_max_stale() {
         let input = BudgetInput {
-            unverified_units: f64::MAX,
+            fleet_ceiling_units: f64::MAX,
             max_units_per_second: 5e-324,
             nodes: Some(1.0),
             max_stale_seconds: Some(1.0),
@@ -793,7 +793,7 @@ mod tests {
             (1.0, 50.0, None),
         ] {
             let err = compute_budget(&BudgetInput {
-                unverified_units: b,
+                fleet_ceiling_units: b,
                 max_units_per_second: r,
                 nodes: None,
                 max_stale_seconds: max_stale,
@@ -809,7 +809,7 @@ mod tests {
     fn a_window_too_short_for_the_default_cadence_explains_itself() {
         // 50 ms: long enough for explicit pauses of 20 ms, too short for 0.3 w.
         let short = compute_budget(&BudgetInput {
-            unverified_units: 2.5,
+            fleet_ceiling_units: 2.5,
             max_units_per_second: 50.0,
             nodes: None,
             ..seed()

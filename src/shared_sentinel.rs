@@ -11,10 +11,10 @@ use tokio::sync::{watch, Notify};
 use crate::clock;
 use crate::metrics::{Gauges, Metrics};
 use crate::rules::lease::Lease;
-use crate::rules::{Cadence, CadencePlan, Guard, Readiness, Reason, Status};
+use crate::rules::{Cadence, CadencePlan, Readiness, Reason, SentinelState, Status};
 
-pub struct Shared {
-    guard: Mutex<Guard>,
+pub struct SharedSentinel {
+    state: Mutex<SentinelState>,
     pub metrics: Metrics,
     cadence: CadencePlan,
     /// Wakes the transition watcher after a change that no refresh made (admit, drain, close,
@@ -32,10 +32,10 @@ pub struct Shared {
     reported: AtomicU8,
 }
 
-impl Shared {
-    pub fn new(guard: Guard, cadence: CadencePlan) -> Arc<Self> {
-        Arc::new(Shared {
-            guard: Mutex::new(guard),
+impl SharedSentinel {
+    pub fn new(state: SentinelState, cadence: CadencePlan) -> Arc<Self> {
+        Arc::new(SharedSentinel {
+            state: Mutex::new(state),
             metrics: Metrics::default(),
             cadence,
             changed: Notify::new(),
@@ -49,18 +49,18 @@ impl Shared {
 
     /// The refresh cadence for the window of the moment.
     pub fn cadence_now(&self) -> Cadence {
-        let window = self.with_guard(|guard| guard.budget().cadence_window_at(clock::now()));
+        let window = self.with_state(|state| state.budget().cadence_window_at(clock::now()));
         self.cadence.at(window)
     }
 
     /// The next moment the budget changes by time alone (a lease deadline), if any.
     pub fn next_budget_change(&self) -> Option<std::time::Duration> {
-        self.with_guard(|guard| guard.budget().next_change_after(clock::now()))
+        self.with_state(|state| state.budget().next_change_after(clock::now()))
     }
 
     /// A new lease from the fleet (or none): readiness and the cadence see it at once.
     pub fn set_lease(&self, lease: Option<Lease>) {
-        self.with_guard(|guard| guard.set_lease(lease));
+        self.with_state(|state| state.set_lease(lease));
         self.changed.notify_one();
         self.budget_changed.notify_one();
     }
@@ -77,31 +77,31 @@ impl Shared {
 
     /// A refresher task stopped on a defect: fail closed and wake the watcher to report it.
     pub fn fail(&self) {
-        self.with_guard(Guard::fail);
+        self.with_state(SentinelState::fail);
         self.changed.notify_one();
     }
 
-    /// Runs `f` on the guard under the lock. Keep `f` to a rule call.
-    pub fn with_guard<T>(&self, f: impl FnOnce(&mut Guard) -> T) -> T {
-        f(&mut self.guard.lock())
+    /// Runs `f` on the state under the lock. Keep `f` to a rule call.
+    pub fn with_state<T>(&self, f: impl FnOnce(&mut SentinelState) -> T) -> T {
+        f(&mut self.state.lock())
     }
 
     pub fn readiness(&self) -> Readiness {
-        self.with_guard(|guard| guard.readiness(clock::now()))
+        self.with_state(|state| state.readiness(clock::now()))
     }
 
     /// Whether the first refresh has finished (any outcome).
     pub fn has_refreshed(&self) -> bool {
-        self.with_guard(|guard| guard.has_refreshed())
+        self.with_state(|state| state.has_refreshed())
     }
 
     /// Admission (README, API). Counts the units (or the refusal) for the metrics, and wakes the watcher when
     /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {
-        let (admission, spent) = self.with_guard(|guard| {
+        let (admission, spent) = self.with_state(|state| {
             let now = clock::now();
-            let admission = guard.try_admit(units, now);
-            (admission, admission.is_ok() && guard.is_budget_spent(now))
+            let admission = state.try_admit(units, now);
+            (admission, admission.is_ok() && state.is_budget_spent(now))
         });
         if spent {
             self.changed.notify_one();
@@ -120,44 +120,47 @@ impl Shared {
 
     /// The gauges of the metrics, read now.
     pub fn gauges(&self) -> Gauges {
-        self.with_guard(|guard| {
+        self.with_state(|state| {
             let now = clock::now();
             Gauges {
-                readiness: guard.readiness(now),
-                stale_window: guard.stale_window(now),
-                node_budget_units: guard.node_budget_units(now),
-                unverified_units: guard.unverified_units(),
+                readiness: state.readiness(now),
+                stale_window: state.stale_window(now),
+                node_budget_units: state.node_budget_units(now),
+                exposure_units: state.exposure_units(),
             }
         })
     }
 
     pub fn refusal_reason(&self, units: f64) -> Option<Reason> {
-        self.with_guard(|guard| guard.refusal_reason(units, clock::now()))
+        self.with_state(|state| state.refusal_reason(units, clock::now()))
     }
 
     pub fn drain(&self) {
-        self.with_guard(Guard::drain);
+        self.with_state(SentinelState::drain);
         self.changed.notify_one();
     }
 
-    /// Idempotent. After it returns no refresh starts (the refresher asks the guard first).
+    /// Idempotent. After it returns no refresh starts (the refresher asks the state first).
     pub fn close(&self) {
-        self.with_guard(Guard::close);
+        self.with_state(SentinelState::close);
         self.closed.store(true, Ordering::Release);
         self.closed_tx.send_replace(true);
         self.changed.notify_one();
     }
 
+    /// Whether `close()` has been called (no lock; any thread).
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
 
-    pub fn closed_flag(&self) -> Arc<AtomicBool> {
+    /// The flag behind `is_closed`, for a part that outlives a borrow of this (the JS authority
+    /// checks it before calling into JavaScript).
+    pub fn closed_flag_handle(&self) -> Arc<AtomicBool> {
         self.closed.clone()
     }
 
     /// Resolves once `close()` has been called.
-    pub async fn closed(&self) {
+    pub async fn until_closed(&self) {
         let mut rx = self.closed_tx.subscribe();
         let _ = rx.wait_for(|closed| *closed).await;
     }

@@ -35,7 +35,7 @@ impl RefreshTicket {
 }
 
 #[derive(Debug, Clone)]
-pub struct Guard {
+pub struct SentinelState {
     budget: BudgetSource,
     evidence: Evidence,
     ledger: Ledger,
@@ -44,10 +44,10 @@ pub struct Guard {
     refreshed: bool,
 }
 
-impl Guard {
-    /// A fresh guard has no evidence: a restart always begins `not_ready`/`no_evidence`.
+impl SentinelState {
+    /// A fresh state has no evidence: a restart always begins `not_ready`/`no_evidence`.
     pub fn new(budget: impl Into<BudgetSource>) -> Self {
-        Guard {
+        SentinelState {
             budget: budget.into(),
             evidence: Evidence::default(),
             ledger: Ledger::default(),
@@ -80,13 +80,13 @@ impl Guard {
     }
 
     /// The admission rules (README): admits `units` (already checked by [`super::ledger::units`]) when
-    /// [`Guard::try_admit`] does. A refusal changes nothing.
+    /// [`SentinelState::try_admit`] does. A refusal changes nothing.
     pub fn admit(&mut self, units: f64, now: Duration) -> bool {
         self.try_admit(units, now).is_ok()
     }
 
     /// Admits `units` and answers the status they were admitted on (`ready` or `degraded`), or
-    /// refuses with the reason (see [`Guard::refusal_reason`]), changing nothing.
+    /// refuses with the reason (see [`SentinelState::refusal_reason`]), changing nothing.
     pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Status, Reason> {
         let status = self.admission(units, now)?;
         self.ledger.add(units);
@@ -205,8 +205,8 @@ impl Guard {
         self.ledger.is_spent(self.budget.node_budget_at(now))
     }
 
-    pub fn unverified_units(&self) -> f64 {
-        self.ledger.unverified()
+    pub fn exposure_units(&self) -> f64 {
+        self.ledger.exposure()
     }
 }
 
@@ -217,181 +217,181 @@ mod tests {
     use crate::rules::window::seed_budget;
     use proptest::prelude::*;
 
-    fn seed_guard() -> Guard {
-        Guard::new(seed_budget())
+    fn seed_state() -> SentinelState {
+        SentinelState::new(seed_budget())
     }
 
     fn ms(millis: u64) -> Duration {
         Duration::from_millis(millis)
     }
 
-    fn verified_at(guard: &mut Guard, now: Duration) {
-        let ticket = guard.refresh_sent(now).unwrap();
-        guard.refresh_answered(ticket, Outcome::Valid);
+    fn verified_at(state: &mut SentinelState, now: Duration) {
+        let ticket = state.refresh_sent(now).unwrap();
+        state.refresh_answered(ticket, Outcome::Valid);
     }
 
     #[test]
     fn nothing_is_admitted_before_the_first_valid() {
-        let mut guard = seed_guard();
-        assert!(!guard.admit(1.0, ms(0)));
-        assert_eq!(guard.unverified_units(), 0.0);
+        let mut state = seed_state();
+        assert!(!state.admit(1.0, ms(0)));
+        assert_eq!(state.exposure_units(), 0.0);
     }
 
     #[test]
     fn admits_up_to_the_node_budget_then_reports_budget_exhausted() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        assert!(guard.admit(60.0, ms(100)));
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        assert!(state.admit(60.0, ms(100)));
         assert!(
-            !guard.admit(41.0, ms(100)),
+            !state.admit(41.0, ms(100)),
             "would pass the 100-unit node budget"
         );
-        assert_eq!(guard.unverified_units(), 60.0);
-        assert!(guard.admit(40.0, ms(100)));
-        let readiness = guard.readiness(ms(100));
+        assert_eq!(state.exposure_units(), 60.0);
+        assert!(state.admit(40.0, ms(100)));
+        let readiness = state.readiness(ms(100));
         assert_eq!(
             (readiness.status, readiness.reason),
             (Status::NotReady, Reason::BudgetExhausted)
         );
-        assert!(!guard.admit(0.0, ms(100)));
+        assert!(!state.admit(0.0, ms(100)));
     }
 
     #[test]
     fn any_finished_refresh_latches_has_refreshed_even_an_indeterminate_one() {
-        let mut guard = seed_guard();
-        assert!(!guard.has_refreshed());
-        let ticket = guard.refresh_sent(ms(0)).unwrap();
+        let mut state = seed_state();
+        assert!(!state.has_refreshed());
+        let ticket = state.refresh_sent(ms(0)).unwrap();
         assert!(
-            !guard.has_refreshed(),
+            !state.has_refreshed(),
             "a refresh in flight has not finished"
         );
-        guard.refresh_answered(ticket, Outcome::Indeterminate);
-        assert!(guard.has_refreshed());
-        assert_eq!(guard.readiness(ms(1)).status, Status::NotReady);
-        verified_at(&mut guard, ms(2));
-        guard.drain();
-        assert!(guard.has_refreshed(), "a latch: nothing unsets it");
+        state.refresh_answered(ticket, Outcome::Indeterminate);
+        assert!(state.has_refreshed());
+        assert_eq!(state.readiness(ms(1)).status, Status::NotReady);
+        verified_at(&mut state, ms(2));
+        state.drain();
+        assert!(state.has_refreshed(), "a latch: nothing unsets it");
     }
 
     #[test]
     fn a_request_larger_than_the_node_budget_is_always_refused() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        assert!(!guard.admit(100.5, ms(1)));
-        assert_eq!(guard.unverified_units(), 0.0);
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        assert!(!state.admit(100.5, ms(1)));
+        assert_eq!(state.exposure_units(), 0.0);
     }
 
     #[test]
     fn units_admitted_while_a_valid_refresh_was_in_flight_stay_in_the_ledger() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        assert!(guard.admit(30.0, ms(1000)));
-        let ticket = guard.refresh_sent(ms(2000)).unwrap();
-        assert!(guard.admit(20.0, ms(2100)));
-        guard.refresh_answered(ticket, Outcome::Valid);
-        assert_eq!(guard.unverified_units(), 20.0);
-        assert_eq!(guard.readiness(ms(2200)).evidence_age, Some(ms(200)));
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        assert!(state.admit(30.0, ms(1000)));
+        let ticket = state.refresh_sent(ms(2000)).unwrap();
+        assert!(state.admit(20.0, ms(2100)));
+        state.refresh_answered(ticket, Outcome::Valid);
+        assert_eq!(state.exposure_units(), 20.0);
+        assert_eq!(state.readiness(ms(2200)).evidence_age, Some(ms(200)));
     }
 
     #[test]
     fn degraded_still_admits_and_denial_refuses_at_once() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        let ticket = guard.refresh_sent(ms(1000)).unwrap();
-        guard.refresh_answered(ticket, Outcome::Indeterminate);
-        assert_eq!(guard.readiness(ms(1500)).status, Status::Degraded);
-        assert!(guard.admit(1.0, ms(1500)));
-        let ticket = guard.refresh_sent(ms(2000)).unwrap();
-        guard.refresh_answered(ticket, Outcome::InvalidCredential);
-        assert!(!guard.admit(1.0, ms(2000)));
-        assert_eq!(guard.readiness(ms(2000)).reason, Reason::InvalidCredential);
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        let ticket = state.refresh_sent(ms(1000)).unwrap();
+        state.refresh_answered(ticket, Outcome::Indeterminate);
+        assert_eq!(state.readiness(ms(1500)).status, Status::Degraded);
+        assert!(state.admit(1.0, ms(1500)));
+        let ticket = state.refresh_sent(ms(2000)).unwrap();
+        state.refresh_answered(ticket, Outcome::InvalidCredential);
+        assert!(!state.admit(1.0, ms(2000)));
+        assert_eq!(state.readiness(ms(2000)).reason, Reason::InvalidCredential);
     }
 
     #[test]
     fn window_running_out_stops_admission() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        assert!(guard.admit(1.0, ms(4999)));
-        assert!(!guard.admit(1.0, ms(5000)));
-        assert_eq!(guard.next_expiry_after(ms(4999)), Some(ms(5000)));
-        assert_eq!(guard.next_expiry_after(ms(5000)), None);
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        assert!(state.admit(1.0, ms(4999)));
+        assert!(!state.admit(1.0, ms(5000)));
+        assert_eq!(state.next_expiry_after(ms(4999)), Some(ms(5000)));
+        assert_eq!(state.next_expiry_after(ms(5000)), None);
     }
 
     #[test]
     fn draining_reports_shutting_down_but_still_admits_and_refreshes() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        guard.drain();
-        let readiness = guard.readiness(ms(10));
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        state.drain();
+        let readiness = state.readiness(ms(10));
         assert_eq!(
             (readiness.status, readiness.reason),
             (Status::NotReady, Reason::ShuttingDown)
         );
-        assert!(guard.admit(1.0, ms(10)));
-        assert!(guard.refresh_sent(ms(10)).is_some());
+        assert!(state.admit(1.0, ms(10)));
+        assert!(state.refresh_sent(ms(10)).is_some());
     }
 
     #[test]
     fn closing_stops_admission_and_refreshes_and_ignores_late_answers() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        let in_flight = guard.refresh_sent(ms(10)).unwrap();
-        guard.close();
-        guard.close();
-        assert!(!guard.admit(1.0, ms(20)));
-        assert!(guard.refresh_sent(ms(20)).is_none());
-        guard.refresh_answered(in_flight, Outcome::InvalidCredential);
-        assert_eq!(guard.readiness(ms(20)).reason, Reason::ShuttingDown);
-        assert_eq!(guard.lifecycle(), Lifecycle::Closed);
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        let in_flight = state.refresh_sent(ms(10)).unwrap();
+        state.close();
+        state.close();
+        assert!(!state.admit(1.0, ms(20)));
+        assert!(state.refresh_sent(ms(20)).is_none());
+        state.refresh_answered(in_flight, Outcome::InvalidCredential);
+        assert_eq!(state.readiness(ms(20)).reason, Reason::ShuttingDown);
+        assert_eq!(state.lifecycle(), Lifecycle::Closed);
     }
 
     #[test]
     fn a_failed_refresh_task_fails_closed_until_closed() {
-        let mut guard = seed_guard();
-        verified_at(&mut guard, ms(0));
-        guard.drain();
-        guard.fail();
-        assert_eq!(guard.readiness(ms(1)).reason, Reason::InternalError);
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        state.drain();
+        state.fail();
+        assert_eq!(state.readiness(ms(1)).reason, Reason::InternalError);
         assert_eq!(
-            guard.refusal_reason(1.0, ms(1)),
+            state.refusal_reason(1.0, ms(1)),
             Some(Reason::InternalError)
         );
-        assert!(!guard.admit(1.0, ms(1)));
-        assert_eq!(guard.unverified_units(), 0.0);
-        guard.close();
-        guard.fail();
-        assert_eq!(guard.readiness(ms(2)).reason, Reason::ShuttingDown);
-        assert_eq!(guard.lifecycle(), Lifecycle::Closed);
+        assert!(!state.admit(1.0, ms(1)));
+        assert_eq!(state.exposure_units(), 0.0);
+        state.close();
+        state.fail();
+        assert_eq!(state.readiness(ms(2)).reason, Reason::ShuttingDown);
+        assert_eq!(state.lifecycle(), Lifecycle::Closed);
     }
 
     #[test]
     fn refusal_reason_names_what_admission_sees_even_while_draining() {
-        let mut guard = seed_guard();
-        assert_eq!(guard.refusal_reason(1.0, ms(0)), Some(Reason::NoEvidence));
-        verified_at(&mut guard, ms(0));
-        assert_eq!(guard.refusal_reason(100.0, ms(1)), None);
-        assert!(guard.admit(60.0, ms(1)));
+        let mut state = seed_state();
+        assert_eq!(state.refusal_reason(1.0, ms(0)), Some(Reason::NoEvidence));
+        verified_at(&mut state, ms(0));
+        assert_eq!(state.refusal_reason(100.0, ms(1)), None);
+        assert!(state.admit(60.0, ms(1)));
         assert_eq!(
-            guard.refusal_reason(41.0, ms(2)),
+            state.refusal_reason(41.0, ms(2)),
             Some(Reason::BudgetExhausted),
             "readiness still says verified, but 41 more units do not fit"
         );
-        assert_eq!(guard.readiness(ms(2)).reason, Reason::Verified);
-        guard.drain();
+        assert_eq!(state.readiness(ms(2)).reason, Reason::Verified);
+        state.drain();
         assert_eq!(
-            guard.refusal_reason(1.0, ms(5000)),
+            state.refusal_reason(1.0, ms(5000)),
             Some(Reason::EvidenceTooOld)
         );
-        guard.close();
+        state.close();
         assert_eq!(
-            guard.refusal_reason(1.0, ms(10)),
+            state.refusal_reason(1.0, ms(10)),
             Some(Reason::ShuttingDown)
         );
     }
 
-    fn fleet_guard(reserve: f64) -> Guard {
+    fn fleet_state(reserve: f64) -> SentinelState {
         use crate::rules::lease::{example_shape, FleetBudget, FleetShape};
-        Guard::new(BudgetSource::Fleet(FleetBudget::new(FleetShape {
+        SentinelState::new(BudgetSource::Fleet(FleetBudget::new(FleetShape {
             reserve,
             ..example_shape()
         })))
@@ -399,44 +399,44 @@ mod tests {
 
     #[test]
     fn a_fleet_node_runs_on_floor_plus_grant_until_the_lease_deadline() {
-        let mut guard = fleet_guard(0.2); // floor 10 units: window 0.5 s
-        verified_at(&mut guard, ms(0));
-        assert_eq!(guard.node_budget_units(ms(1)), 10.0);
-        guard.set_lease(Some(Lease {
+        let mut state = fleet_state(0.2); // floor 10 units: window 0.5 s
+        verified_at(&mut state, ms(0));
+        assert_eq!(state.node_budget_units(ms(1)), 10.0);
+        state.set_lease(Some(Lease {
             grant_units: 90.0,
             deadline: ms(3000),
         }));
-        assert_eq!(guard.node_budget_units(ms(1)), 100.0);
-        assert_eq!(guard.stale_window(ms(1)), ms(5000));
-        assert!(guard.admit(60.0, ms(100)));
+        assert_eq!(state.node_budget_units(ms(1)), 100.0);
+        assert_eq!(state.stale_window(ms(1)), ms(5000));
+        assert!(state.admit(60.0, ms(100)));
         assert_eq!(
-            guard.next_expiry_after(ms(100)),
+            state.next_expiry_after(ms(100)),
             Some(ms(3000)),
             "the deadline comes first"
         );
-        let readiness = guard.readiness(ms(3000));
+        let readiness = state.readiness(ms(3000));
         assert_eq!(
             (readiness.status, readiness.reason),
             (Status::NotReady, Reason::EvidenceTooOld),
             "at the deadline the window falls back to the floor's 0.5 s"
         );
-        assert!(!guard.admit(1.0, ms(3000)));
+        assert!(!state.admit(1.0, ms(3000)));
     }
 
     #[test]
     fn no_floor_and_no_grant_is_no_fleet_lease() {
-        let mut guard = fleet_guard(0.0);
-        assert_eq!(guard.readiness(ms(0)).reason, Reason::NoEvidence);
-        verified_at(&mut guard, ms(0));
-        assert_eq!(guard.readiness(ms(1)).reason, Reason::NoFleetLease);
-        assert_eq!(guard.refusal_reason(0.0, ms(1)), Some(Reason::NoFleetLease));
-        guard.set_lease(Some(Lease {
+        let mut state = fleet_state(0.0);
+        assert_eq!(state.readiness(ms(0)).reason, Reason::NoEvidence);
+        verified_at(&mut state, ms(0));
+        assert_eq!(state.readiness(ms(1)).reason, Reason::NoFleetLease);
+        assert_eq!(state.refusal_reason(0.0, ms(1)), Some(Reason::NoFleetLease));
+        state.set_lease(Some(Lease {
             grant_units: 50.0,
             deadline: ms(10_000),
         }));
-        assert_eq!(guard.readiness(ms(2)).reason, Reason::Verified);
-        assert!(guard.admit(50.0, ms(2)));
-        assert!(!guard.admit(0.5, ms(3)));
+        assert_eq!(state.readiness(ms(2)).reason, Reason::Verified);
+        assert!(state.admit(50.0, ms(2)));
+        assert!(!state.admit(0.5, ms(3)));
     }
 
     /// One step of a random interleaving for the property test.
@@ -462,8 +462,8 @@ mod tests {
         /// node budget, and a refused admit changes nothing.
         #[test]
         fn exposure_never_exceeds_the_node_budget(steps in prop::collection::vec(step(), 1..200)) {
-            let mut guard = seed_guard();
-            let node_budget = guard.node_budget_units(Duration::ZERO);
+            let mut state = seed_state();
+            let node_budget = state.node_budget_units(Duration::ZERO);
             let mut now = Duration::ZERO;
             let mut in_flight: Option<RefreshTicket> = None;
             // Independent model: every admission with its time.
@@ -472,12 +472,12 @@ mod tests {
             for step in steps {
                 match step {
                     Step::Admit(units) => {
-                        let before = guard.clone();
-                        if guard.admit(units, now) {
+                        let before = state.clone();
+                        if state.admit(units, now) {
                             admissions.push((now, units));
                         } else {
-                            prop_assert_eq!(guard.unverified_units(), before.unverified_units());
-                            prop_assert_eq!(guard.readiness(now), before.readiness(now));
+                            prop_assert_eq!(state.exposure_units(), before.exposure_units());
+                            prop_assert_eq!(state.readiness(now), before.readiness(now));
                         }
                     }
                     Step::Send => {
@@ -485,13 +485,13 @@ mod tests {
                             // Order in time what the mutex orders in the shell: admissions
                             // before the send are strictly earlier, those after strictly later.
                             now += Duration::from_nanos(1);
-                            in_flight = guard.refresh_sent(now);
+                            in_flight = state.refresh_sent(now);
                             now += Duration::from_nanos(1);
                         }
                     }
                     Step::Answer(outcome) => {
                         if let Some(ticket) = in_flight.take() {
-                            guard.refresh_answered(ticket, outcome);
+                            state.refresh_answered(ticket, outcome);
                             if outcome == Outcome::Valid {
                                 evidence_time = Some(ticket.sent_at());
                             }
@@ -505,8 +505,8 @@ mod tests {
                     .map(|(_, units)| units)
                     .sum();
                 prop_assert!(exposure <= node_budget + 1e-9, "exposure {} > {}", exposure, node_budget);
-                prop_assert!((guard.unverified_units() - exposure).abs() < 1e-6,
-                    "ledger {} != model {}", guard.unverified_units(), exposure);
+                prop_assert!((state.exposure_units() - exposure).abs() < 1e-6,
+                    "ledger {} != model {}", state.exposure_units(), exposure);
             }
         }
     }
