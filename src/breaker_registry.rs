@@ -131,7 +131,7 @@ mod tests {
         let settings = BreakerSettings {
             failure_threshold: 1,
             failure_rate_threshold: 0.0,
-            window: ms(10_000),
+            rolling_window: ms(10_000),
             minimum_calls: 0,
             open: ms(1000),
             max_open: ms(8000),

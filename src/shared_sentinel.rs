@@ -49,7 +49,7 @@ impl SharedSentinel {
 
     /// The refresh cadence for the window of the moment.
     pub fn cadence_now(&self) -> Cadence {
-        let window = self.with_state(|state| state.budget().cadence_window_at(clock::now()));
+        let window = self.with_state(|state| state.budget().cadence_basis_at(clock::now()));
         self.cadence.at(window)
     }
 

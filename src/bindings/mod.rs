@@ -1,6 +1,7 @@
 //! The napi layer: parse arguments, call the shell or the rules, translate results and errors.
 
 mod breaker;
+mod compute_budget;
 mod errors;
 mod events;
 mod hot_path;
@@ -10,11 +11,10 @@ mod options;
 mod sentinel;
 mod teardown;
 mod types;
-mod window;
 
 pub use breaker::BreakerCore;
+pub use compute_budget::{compute_budget, BudgetAnswer};
 pub use sentinel::Sentinel;
-pub use window::{compute_budget, BudgetAnswer};
 
 use napi_derive::napi;
 

@@ -100,7 +100,7 @@ fn parse_settings(section: &Section<'_>) -> Result<BreakerSettings, ConfigError>
     Ok(BreakerSettings {
         failure_threshold: count("failureThreshold")?,
         failure_rate_threshold: section.number_or_default("failureRateThreshold")?,
-        window: duration(section.number_or_default("windowMs")?),
+        rolling_window: duration(section.number_or_default("windowMs")?),
         minimum_calls: count("minimumCalls")?,
         open: duration(open_ms),
         max_open: duration(max_open_ms),
@@ -148,7 +148,7 @@ mod tests {
             (5, 0.5, 20)
         );
         assert_eq!(
-            (s.window, s.open, s.max_open, s.trial_timeout),
+            (s.rolling_window, s.open, s.max_open, s.trial_timeout),
             (
                 Duration::from_secs(10),
                 Duration::from_secs(5),

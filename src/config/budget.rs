@@ -1,10 +1,11 @@
 //! `budget` and `refresh` options → where the node budget comes from and the refresh cadence.
-//! The arithmetic and its messages are the rules' (`crate::rules::window`).
+//! The arithmetic and its messages are the rules' (`crate::rules::stale_window` and `crate::rules::cadence`).
 
 use super::fleet::{parse_fleet, FleetConfig};
 use crate::options::{error, ConfigError, Section};
+use crate::rules::cadence::{compute_cadence, CadenceInput};
 use crate::rules::lease::FleetBudget;
-use crate::rules::window::{compute_budget, compute_cadence, BudgetInput, CadenceInput};
+use crate::rules::stale_window::{compute_budget, BudgetInput};
 use crate::rules::{BudgetSource, CadencePlan};
 
 pub(super) fn parse_budget(
@@ -73,11 +74,11 @@ pub(super) fn parse_cadence(
             timeout_ms: refresh.number("timeoutMs")?,
         },
     };
-    let smallest_window = match budget {
+    let smallest_stale_window = match budget {
         BudgetSource::Static(budget) => budget.stale_window,
-        BudgetSource::Fleet(fleet) => fleet.shape.smallest_window(),
+        BudgetSource::Fleet(fleet) => fleet.shape.smallest_stale_window(),
     };
     let cadence =
-        compute_cadence(&input, smallest_window).map_err(|e| error(e.option(), e.rule()))?;
+        compute_cadence(&input, smallest_stale_window).map_err(|e| error(e.option(), e.rule()))?;
     Ok(CadencePlan::from_input(&input, cadence))
 }

@@ -435,7 +435,7 @@ mod never_panics {
             match parse_options(&options, &no_env) {
                 Ok(config) => {
                     let window = config.budget.stale_window_at(Duration::ZERO);
-                    prop_assert!(window.as_secs_f64() > 0.0 && window.as_secs_f64() <= crate::rules::window::MAX_STALE_WINDOW_SECONDS);
+                    prop_assert!(window.as_secs_f64() > 0.0 && window.as_secs_f64() <= crate::rules::stale_window::MAX_STALE_WINDOW_SECONDS);
                     let cadence = config.cadence.at(window);
                     prop_assert!(cadence.min_interval >= std::time::Duration::from_millis(20));
                     prop_assert!(cadence.max_interval + cadence.timeout < window);

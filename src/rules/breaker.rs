@@ -27,7 +27,7 @@ pub struct BreakerSettings {
     pub failure_threshold: u32,
     /// Failure rate (0..=1) over the window that trips it; 0 turns the rule off.
     pub failure_rate_threshold: f64,
-    pub window: Duration,
+    pub rolling_window: Duration,
     /// Calls the window must hold before the rate rule applies (0: from the first call).
     pub minimum_calls: u32,
     /// First open period.
@@ -129,7 +129,8 @@ pub struct Breaker {
     /// The open period before jitter: `open`, doubled after each failed trial up to `max_open`.
     open_period: Duration,
     consecutive_failures: u32,
-    window: RollingCounts,
+    /// Call results over the last `rolling_window`.
+    recent: RollingCounts,
     stats: BreakerStats,
     jitter: StdRng,
     /// Committed transitions the shell has not reported yet.
@@ -145,7 +146,7 @@ impl Breaker {
             generation: 0,
             open_period: settings.open,
             consecutive_failures: 0,
-            window: RollingCounts::new(settings.window),
+            recent: RollingCounts::new(settings.rolling_window),
             stats: BreakerStats::default(),
             jitter: StdRng::seed_from_u64(seed),
             transitions: Vec::new(),
@@ -201,11 +202,11 @@ impl Breaker {
             }
             (Phase::Closed, CallOutcome::Success) => {
                 self.consecutive_failures = 0;
-                self.window.record(false, now);
+                self.recent.record(false, now);
             }
             (Phase::Closed, CallOutcome::Failure | CallOutcome::Timeout) => {
                 self.consecutive_failures = self.consecutive_failures.saturating_add(1);
-                self.window.record(true, now);
+                self.recent.record(true, now);
                 if self.should_trip(now) {
                     self.open_at(now, self.open_period);
                 }
@@ -263,7 +264,7 @@ impl Breaker {
     }
 
     pub fn window_totals(&self, now: Duration) -> super::rolling::Totals {
-        self.window.totals(now)
+        self.recent.totals(now)
     }
 
     /// The transitions committed since the last call, oldest first.
@@ -298,7 +299,7 @@ impl Breaker {
         let consecutive =
             s.failure_threshold > 0 && self.consecutive_failures >= s.failure_threshold;
         let rate = s.failure_rate_threshold > 0.0 && {
-            let totals = self.window.totals(now);
+            let totals = self.recent.totals(now);
             totals.calls() >= u64::from(s.minimum_calls).max(1)
                 && totals.failure_rate() >= s.failure_rate_threshold
         };
@@ -324,7 +325,7 @@ impl Breaker {
         self.transition_to(Phase::Closed);
         self.open_period = self.settings.open;
         self.consecutive_failures = 0;
-        self.window.clear();
+        self.recent.clear();
     }
 
     /// The one way the phase changes: a new generation, and the change recorded for listeners.
@@ -367,7 +368,7 @@ mod tests {
         BreakerSettings {
             failure_threshold: 3,
             failure_rate_threshold: 0.0,
-            window: ms(10_000),
+            rolling_window: ms(10_000),
             minimum_calls: 0,
             open: ms(1000),
             max_open: ms(8000),

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::lease::{FleetBudget, Lease};
-use super::window::Budget;
+use super::stale_window::Budget;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BudgetSource {
@@ -38,18 +38,18 @@ impl BudgetSource {
 
     /// w for a node budget of `node_budget` units (what `stale_window_at` answers for the node
     /// budget of that moment); lets a caller that already read the budget skip a second read.
-    pub fn window_for(&self, node_budget: f64) -> Duration {
+    pub fn stale_window_for(&self, node_budget: f64) -> Duration {
         match self {
             BudgetSource::Static(budget) => budget.stale_window,
-            BudgetSource::Fleet(fleet) => fleet.shape.window_for(node_budget),
+            BudgetSource::Fleet(fleet) => fleet.shape.stale_window_for(node_budget),
         }
     }
 
     /// The window the default refresh cadence scales with, now.
-    pub fn cadence_window_at(&self, now: Duration) -> Duration {
+    pub fn cadence_basis_at(&self, now: Duration) -> Duration {
         match self {
             BudgetSource::Static(budget) => budget.stale_window,
-            BudgetSource::Fleet(fleet) => fleet.cadence_window_at(now),
+            BudgetSource::Fleet(fleet) => fleet.cadence_basis_at(now),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
+use super::stale_window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
 
 /// The fleet's shape, fixed at construction.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,7 +43,7 @@ impl FleetShape {
 
     /// The window a node budget gives: units / r, capped by `maxStaleSeconds` and by the
     /// longest supported window.
-    pub fn window_for(&self, node_budget_units: f64) -> Duration {
+    pub fn stale_window_for(&self, node_budget_units: f64) -> Duration {
         let seconds = ceiling_seconds(node_budget_units, self.max_units_per_second)
             .min(MAX_STALE_WINDOW_SECONDS);
         let window = Duration::from_secs_f64(seconds.max(0.0));
@@ -52,17 +52,17 @@ impl FleetShape {
 
     /// The window of an equal split, (b / maxNodes) / r: what the cadence assumes while the
     /// node budget is 0 (reserve 0 and no grant yet).
-    pub fn equal_split_window(&self) -> Duration {
-        self.window_for(self.fleet_ceiling_units / f64::from(self.max_nodes))
+    pub fn equal_split_stale_window(&self) -> Duration {
+        self.stale_window_for(self.fleet_ceiling_units / f64::from(self.max_nodes))
     }
 
     /// The smallest window the node can run with: the floor's, or the equal split's when there
     /// is no floor. Explicit refresh options must fit it.
-    pub fn smallest_window(&self) -> Duration {
+    pub fn smallest_stale_window(&self) -> Duration {
         if self.reserve > 0.0 {
-            self.window_for(self.floor_units())
+            self.stale_window_for(self.floor_units())
         } else {
-            self.equal_split_window()
+            self.equal_split_stale_window()
         }
     }
 
@@ -119,16 +119,16 @@ impl FleetBudget {
     }
 
     pub fn stale_window_at(&self, now: Duration) -> Duration {
-        self.shape.window_for(self.node_budget_at(now))
+        self.shape.stale_window_for(self.node_budget_at(now))
     }
 
     /// The window the refresh cadence plans with: the current one, or the equal split's while
     /// the node budget is 0 (so a node waiting for its first grant does not refresh in a loop).
-    pub fn cadence_window_at(&self, now: Duration) -> Duration {
+    pub fn cadence_basis_at(&self, now: Duration) -> Duration {
         if self.node_budget_at(now) > 0.0 {
             self.stale_window_at(now)
         } else {
-            self.shape.equal_split_window()
+            self.shape.equal_split_stale_window()
         }
     }
 
@@ -226,7 +226,7 @@ mod tests {
         };
         assert_eq!(capped.want_units(), Some(40.0 - 12.5));
         assert_eq!(shape().want_units(), None);
-        let window = capped.window_for(500.0);
+        let window = capped.stale_window_for(500.0);
         assert_eq!(window, secs(2.0), "maxStaleSeconds caps the window");
     }
 
@@ -238,9 +238,9 @@ mod tests {
         });
         assert_eq!(bare.node_budget_at(secs(1.0)), 0.0);
         assert_eq!(bare.stale_window_at(secs(1.0)), Duration::ZERO);
-        assert_eq!(bare.cadence_window_at(secs(1.0)), secs(50.0 / 20.0));
-        assert_eq!(bare.shape.smallest_window(), secs(2.5));
-        assert_eq!(shape().smallest_window(), secs(12.5 / 20.0));
+        assert_eq!(bare.cadence_basis_at(secs(1.0)), secs(50.0 / 20.0));
+        assert_eq!(bare.shape.smallest_stale_window(), secs(2.5));
+        assert_eq!(shape().smallest_stale_window(), secs(12.5 / 20.0));
     }
 
     #[test]

@@ -45,8 +45,8 @@ pub struct RollingCounts {
 }
 
 impl RollingCounts {
-    pub fn new(window: Duration) -> Self {
-        let bucket_nanos = (window.as_nanos() / BUCKETS as u128).max(1) as u64;
+    pub fn new(span: Duration) -> Self {
+        let bucket_nanos = (span.as_nanos() / BUCKETS as u128).max(1) as u64;
         RollingCounts {
             bucket_nanos,
             buckets: [Bucket::default(); BUCKETS],

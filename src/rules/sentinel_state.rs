@@ -74,7 +74,7 @@ impl SentinelState {
             evidence: &self.evidence,
             budget_spent: self.ledger.is_spent(node_budget),
             no_budget: node_budget <= 0.0,
-            stale_window: self.budget.window_for(node_budget),
+            stale_window: self.budget.stale_window_for(node_budget),
             now,
         })
     }
@@ -214,7 +214,7 @@ impl SentinelState {
 mod tests {
     use super::*;
     use crate::rules::readiness::{Reason, Status};
-    use crate::rules::window::seed_budget;
+    use crate::rules::stale_window::seed_budget;
     use proptest::prelude::*;
 
     fn seed_state() -> SentinelState {

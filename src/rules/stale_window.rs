@@ -1,22 +1,15 @@
-//! The budget math that turns money into a stale window, and the refresh
-//! cadence that must fit inside it.
+//! The budget math that turns money into a stale window: node budget = b × share,
+//! w = node budget / r (lowered by `maxStaleSeconds`), and the limits a window must keep.
 
 use std::fmt;
-
-use super::JsNumber;
 use std::time::Duration;
+
+use super::cadence::{MIN_DEFAULT_WINDOW_MS, MIN_REFRESH_INTERVAL_MS};
+use super::JsNumber;
 
 /// The longest stale window this library runs with: 7 days. A longer one is a mistake (a rate
 /// per hour given as per second) and would put refresh deadlines past what timers can hold.
 pub const MAX_STALE_WINDOW_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
-
-/// The shortest pause between two refreshes, ms: anything shorter hammers the authority (50
-/// calls a second at most). With the default cadence (pauses from 0.3 w) it puts the shortest
-/// usable window at [`MIN_DEFAULT_WINDOW_MS`].
-pub const MIN_REFRESH_INTERVAL_MS: f64 = 20.0;
-
-/// The shortest window the default cadence can refresh within: 0.3 w ≥ 20 ms.
-pub const MIN_DEFAULT_WINDOW_MS: f64 = MIN_REFRESH_INTERVAL_MS / 0.3;
 
 /// The `budget` options as given (already type-checked: finite numbers).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -247,234 +240,31 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     })
 }
 
-/// The seed example (b = 200, r = 20, 2 nodes: 100 units, a 5 s window), for tests.
+/// The seed example as options: b = 200, r = 20, 2 nodes; for tests.
 #[cfg(test)]
-pub fn seed_budget() -> Budget {
-    compute_budget(&BudgetInput {
+pub fn seed_input() -> BudgetInput {
+    BudgetInput {
         fleet_ceiling_units: 200.0,
         max_units_per_second: 20.0,
         nodes: Some(2.0),
         share: None,
         max_stale_seconds: None,
-    })
-    .expect("the seed example is valid")
-}
-
-/// The `refresh` options as given, milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CadenceInput {
-    pub min_interval_ms: Option<f64>,
-    pub max_interval_ms: Option<f64>,
-    pub timeout_ms: Option<f64>,
-}
-
-/// How often the authority is asked, and how long one refresh may take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cadence {
-    pub min_interval: Duration,
-    pub max_interval: Duration,
-    pub timeout: Duration,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum CadenceError {
-    Negative {
-        option: &'static str,
-        value: f64,
-    },
-    TimeoutNotPositive {
-        value: f64,
-    },
-    MinAboveMax {
-        min: f64,
-        max: f64,
-    },
-    CannotFitWindow {
-        max_interval_ms: f64,
-        timeout_ms: f64,
-        window_ms: f64,
-    },
-    /// An explicit `minIntervalMs` below [`MIN_REFRESH_INTERVAL_MS`].
-    IntervalBelowFloor {
-        value: f64,
-    },
-    /// The default cadence (0.3 w) would pause less than [`MIN_REFRESH_INTERVAL_MS`].
-    WindowTooShortForDefaults {
-        window_ms: f64,
-    },
-}
-
-impl CadenceError {
-    pub fn option(&self) -> &'static str {
-        match self {
-            CadenceError::Negative { option, .. } => option,
-            CadenceError::TimeoutNotPositive { .. } => "refresh.timeoutMs",
-            CadenceError::MinAboveMax { .. } => "refresh.minIntervalMs",
-            CadenceError::CannotFitWindow { .. } => "refresh.maxIntervalMs",
-            CadenceError::IntervalBelowFloor { .. } => "refresh.minIntervalMs",
-            CadenceError::WindowTooShortForDefaults { .. } => "budget",
-        }
     }
 }
 
-impl CadenceError {
-    /// The rule broken, without the option path (see [`CadenceError::option`]).
-    pub fn rule(&self) -> String {
-        match self {
-            CadenceError::Negative { value, .. } => {
-                format!("must be a finite number ≥ 0 (got {})", JsNumber(*value))
-            }
-            CadenceError::TimeoutNotPositive { value } => {
-                format!("must be a finite number greater than 0 (got {})", JsNumber(*value))
-            }
-            CadenceError::MinAboveMax { min, max } => format!(
-                "must be at most refresh.maxIntervalMs ({min} > {max})"
-            ),
-            CadenceError::CannotFitWindow { max_interval_ms, timeout_ms, window_ms } => format!(
-                "maxIntervalMs + timeoutMs ({max_interval_ms} + {timeout_ms}) \
-                 must be less than the stale window ({window_ms} ms), or healthy evidence could expire \
-                 between two refreshes"
-            ),
-            CadenceError::IntervalBelowFloor { value } => format!(
-                "must be at least {MIN_REFRESH_INTERVAL_MS} ms (got {}): shorter pauses would \
-                 call the authority more than 50 times a second",
-                JsNumber(*value)
-            ),
-            CadenceError::WindowTooShortForDefaults { window_ms } => format!(
-                "the stale window node budget / maxUnitsPerSecond = {} ms is too short to \
-                 refresh within: the default pause (0.3 × window) would be under the \
-                 {MIN_REFRESH_INTERVAL_MS} ms floor, so the window must be at least {:.1} ms \
-                 (raise budget.unverifiedUnits or lower budget.maxUnitsPerSecond)",
-                JsNumber(*window_ms),
-                MIN_DEFAULT_WINDOW_MS
-            ),
-        }
-    }
-}
-
-impl fmt::Display for CadenceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.option(), self.rule())
-    }
-}
-
-impl std::error::Error for CadenceError {}
-
-/// The refresh defaults (README, Options), scaled with the window w in seconds:
-/// minIntervalMs = 300·w, maxIntervalMs = 500·w, timeoutMs = min(2000, 400·w).
-pub fn default_cadence_ms(window: Duration) -> (f64, f64, f64) {
-    let w = window.as_secs_f64();
-    (300.0 * w, 500.0 * w, (400.0 * w).min(2000.0))
-}
-
-/// Fills in defaults and checks that the cadence keeps healthy evidence younger than the window:
-/// `maxIntervalMs + timeoutMs` must stay below `w × 1000`.
-pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence, CadenceError> {
-    let (default_min, default_max, default_timeout) = default_cadence_ms(window);
-    let min = input.min_interval_ms.unwrap_or(default_min);
-    let max = input.max_interval_ms.unwrap_or(default_max);
-    let timeout = input.timeout_ms.unwrap_or(default_timeout);
-    for (option, value) in [
-        ("refresh.minIntervalMs", min),
-        ("refresh.maxIntervalMs", max),
-    ] {
-        if !(value.is_finite() && value >= 0.0) {
-            return Err(CadenceError::Negative { option, value });
-        }
-    }
-    if min < MIN_REFRESH_INTERVAL_MS {
-        return Err(match input.min_interval_ms {
-            Some(value) => CadenceError::IntervalBelowFloor { value },
-            None => CadenceError::WindowTooShortForDefaults {
-                window_ms: window.as_secs_f64() * 1000.0,
-            },
-        });
-    }
-    if !(timeout.is_finite() && timeout > 0.0) {
-        return Err(CadenceError::TimeoutNotPositive { value: timeout });
-    }
-    if min > max {
-        return Err(CadenceError::MinAboveMax { min, max });
-    }
-    let window_ms = window.as_secs_f64() * 1000.0;
-    if max + timeout >= window_ms {
-        return Err(CadenceError::CannotFitWindow {
-            max_interval_ms: max,
-            timeout_ms: timeout,
-            window_ms,
-        });
-    }
-    // In range: finite, ≥ 0 and below the window (itself at most 7 days), checked above.
-    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
-    Ok(Cadence {
-        min_interval: ms(min),
-        max_interval: ms(max),
-        timeout: ms(timeout),
-    })
-}
-
-/// How the refresh cadence is chosen: explicit `refresh` options, fixed; or the defaults,
-/// scaled with the window of the moment (a fleet node's window changes with its grant).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CadencePlan {
-    Fixed(Cadence),
-    Scaled,
-}
-
-impl CadencePlan {
-    /// Explicit options give a fixed cadence; none at all, the scaled defaults.
-    pub fn from_input(input: &CadenceInput, validated: Cadence) -> Self {
-        if *input == CadenceInput::default() {
-            CadencePlan::Scaled
-        } else {
-            CadencePlan::Fixed(validated)
-        }
-    }
-
-    /// The cadence for a window `window`. Scaled pauses never go below the 20 ms floor.
-    pub fn at(&self, window: Duration) -> Cadence {
-        match self {
-            CadencePlan::Fixed(cadence) => *cadence,
-            CadencePlan::Scaled => {
-                let (min, max, timeout) = default_cadence_ms(window);
-                let floor = MIN_REFRESH_INTERVAL_MS;
-                let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
-                Cadence {
-                    min_interval: ms(min.max(floor)),
-                    max_interval: ms(max.max(floor)),
-                    timeout: ms(timeout.max(1.0)),
-                }
-            }
-        }
-    }
-}
-
-impl Cadence {
-    /// The pause before the next refresh, given a uniform sample `u` in [0, 1).
-    /// Taking the sample as an argument keeps the randomness out of the rule.
-    pub fn pause(&self, u: f64) -> Duration {
-        let spread = self.max_interval.saturating_sub(self.min_interval);
-        self.min_interval + spread.mul_f64(u.clamp(0.0, 1.0))
-    }
+/// The seed example's budget (100 units, a 5 s window), for tests.
+#[cfg(test)]
+pub fn seed_budget() -> Budget {
+    compute_budget(&seed_input()).expect("the seed example is valid")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn seed() -> BudgetInput {
-        BudgetInput {
-            fleet_ceiling_units: 200.0,
-            max_units_per_second: 20.0,
-            nodes: Some(2.0),
-            share: None,
-            max_stale_seconds: None,
-        }
-    }
-
     #[test]
     fn seed_example_two_nodes_gives_100_units_and_5_seconds() {
-        let budget = compute_budget(&seed()).unwrap();
+        let budget = compute_budget(&seed_input()).unwrap();
         assert_eq!(budget.node_budget_units, 100.0);
         assert_eq!(budget.stale_window, Duration::from_secs(5));
     }
@@ -483,7 +273,7 @@ mod tests {
     fn the_ceiling_is_node_budget_over_rate_even_when_max_stale_lowers_the_window() {
         let input = BudgetInput {
             max_stale_seconds: Some(2.0),
-            ..seed()
+            ..seed_input()
         };
         let budget = compute_budget(&input).unwrap();
         assert_eq!(budget.stale_window, Duration::from_secs(2));
@@ -491,7 +281,7 @@ mod tests {
         let quarter = BudgetInput {
             nodes: None,
             share: Some(0.25),
-            ..seed()
+            ..seed_input()
         };
         assert_eq!(compute_budget(&quarter).unwrap().ceiling_seconds(), 2.5);
     }
@@ -501,7 +291,7 @@ mod tests {
         let input = BudgetInput {
             nodes: None,
             share: Some(0.25),
-            ..seed()
+            ..seed_input()
         };
         let budget = compute_budget(&input).unwrap();
         assert_eq!(budget.node_budget_units, 50.0);
@@ -512,7 +302,7 @@ mod tests {
     fn default_share_is_the_whole_budget() {
         let input = BudgetInput {
             nodes: None,
-            ..seed()
+            ..seed_input()
         };
         let budget = compute_budget(&input).unwrap();
         assert_eq!(budget.node_budget_units, 200.0);
@@ -523,17 +313,17 @@ mod tests {
     fn max_stale_lowers_the_window_but_never_raises_it() {
         let lowered = compute_budget(&BudgetInput {
             max_stale_seconds: Some(4.0),
-            ..seed()
+            ..seed_input()
         });
         assert_eq!(lowered.unwrap().stale_window, Duration::from_secs(4));
         let equal = compute_budget(&BudgetInput {
             max_stale_seconds: Some(5.0),
-            ..seed()
+            ..seed_input()
         });
         assert_eq!(equal.unwrap().stale_window, Duration::from_secs(5));
         let above = compute_budget(&BudgetInput {
             max_stale_seconds: Some(6.0),
-            ..seed()
+            ..seed_input()
         });
         assert_eq!(
             above.unwrap_err(),
@@ -548,7 +338,7 @@ mod tests {
     fn nodes_and_share_together_are_refused() {
         let input = BudgetInput {
             share: Some(0.5),
-            ..seed()
+            ..seed_input()
         };
         assert_eq!(
             compute_budget(&input).unwrap_err(),
@@ -562,42 +352,42 @@ mod tests {
             (
                 BudgetInput {
                     fleet_ceiling_units: 0.0,
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.unverifiedUnits",
             ),
             (
                 BudgetInput {
                     fleet_ceiling_units: f64::NAN,
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.unverifiedUnits",
             ),
             (
                 BudgetInput {
                     max_units_per_second: -1.0,
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.maxUnitsPerSecond",
             ),
             (
                 BudgetInput {
                     max_units_per_second: f64::INFINITY,
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.maxUnitsPerSecond",
             ),
             (
                 BudgetInput {
                     nodes: Some(0.0),
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.nodes",
             ),
             (
                 BudgetInput {
                     nodes: Some(1.5),
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.nodes",
             ),
@@ -605,7 +395,7 @@ mod tests {
                 BudgetInput {
                     nodes: None,
                     share: Some(0.0),
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.share",
             ),
@@ -613,14 +403,14 @@ mod tests {
                 BudgetInput {
                     nodes: None,
                     share: Some(1.01),
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.share",
             ),
             (
                 BudgetInput {
                     max_stale_seconds: Some(0.0),
-                    ..seed()
+                    ..seed_input()
                 },
                 "budget.maxStaleSeconds",
             ),
@@ -633,80 +423,6 @@ mod tests {
     }
 
     #[test]
-    fn seed_cadence_defaults_are_1500_2500_2000() {
-        let cadence = compute_cadence(&CadenceInput::default(), Duration::from_secs(5)).unwrap();
-        assert_eq!(cadence.min_interval, Duration::from_millis(1500));
-        assert_eq!(cadence.max_interval, Duration::from_millis(2500));
-        assert_eq!(cadence.timeout, Duration::from_millis(2000));
-    }
-
-    #[test]
-    fn default_timeout_is_capped_at_two_seconds() {
-        let cadence = compute_cadence(&CadenceInput::default(), Duration::from_secs(60)).unwrap();
-        assert_eq!(cadence.timeout, Duration::from_millis(2000));
-        let short = compute_cadence(&CadenceInput::default(), Duration::from_secs(1)).unwrap();
-        assert_eq!(short.timeout, Duration::from_millis(400));
-    }
-
-    #[test]
-    fn cadence_that_cannot_keep_evidence_young_is_refused() {
-        let window = Duration::from_secs(5);
-        let exactly = CadenceInput {
-            max_interval_ms: Some(3000.0),
-            timeout_ms: Some(2000.0),
-            ..Default::default()
-        };
-        assert!(matches!(
-            compute_cadence(&exactly, window),
-            Err(CadenceError::CannotFitWindow { .. })
-        ));
-        let inside = CadenceInput {
-            max_interval_ms: Some(2999.0),
-            timeout_ms: Some(2000.0),
-            ..Default::default()
-        };
-        assert!(compute_cadence(&inside, window).is_ok());
-    }
-
-    #[test]
-    fn min_above_max_and_bad_values_are_refused() {
-        let window = Duration::from_secs(5);
-        let swapped = CadenceInput {
-            min_interval_ms: Some(2000.0),
-            max_interval_ms: Some(1000.0),
-            ..Default::default()
-        };
-        assert_eq!(
-            compute_cadence(&swapped, window).unwrap_err().option(),
-            "refresh.minIntervalMs"
-        );
-        let negative = CadenceInput {
-            min_interval_ms: Some(-1.0),
-            ..Default::default()
-        };
-        assert_eq!(
-            compute_cadence(&negative, window).unwrap_err().option(),
-            "refresh.minIntervalMs"
-        );
-        let zero_timeout = CadenceInput {
-            timeout_ms: Some(0.0),
-            ..Default::default()
-        };
-        assert_eq!(
-            compute_cadence(&zero_timeout, window).unwrap_err().option(),
-            "refresh.timeoutMs"
-        );
-    }
-
-    #[test]
-    fn pause_is_uniform_between_min_and_max() {
-        let cadence = compute_cadence(&CadenceInput::default(), Duration::from_secs(5)).unwrap();
-        assert_eq!(cadence.pause(0.0), Duration::from_millis(1500));
-        assert_eq!(cadence.pause(0.5), Duration::from_millis(2000));
-        assert!(cadence.pause(0.999_999) < Duration::from_millis(2500));
-    }
-
-    #[test]
     fn windows_past_seven_days_are_refused_instead_of_overflowing() {
         // 1e20 units at 1/s: a window no Duration can hold (it used to abort the process).
         for (fleet_ceiling_units, max_units_per_second) in [(1e20, 1.0), (f64::MAX, 1.0)] {
@@ -714,7 +430,7 @@ mod tests {
                 fleet_ceiling_units,
                 max_units_per_second,
                 nodes: None,
-                ..seed()
+                ..seed_input()
             };
             let err = compute_budget(&input).unwrap_err();
             assert!(
@@ -728,7 +444,7 @@ mod tests {
             max_units_per_second: 1.0,
             nodes: None,
             max_stale_seconds: Some(MAX_STALE_WINDOW_SECONDS),
-            ..seed()
+            ..seed_input()
         };
         let budget = compute_budget(&capped).unwrap();
         assert_eq!(budget.stale_window, Duration::from_secs(7 * 24 * 3600));
@@ -752,34 +468,11 @@ mod tests {
             max_units_per_second: 5e-324,
             nodes: Some(1.0),
             max_stale_seconds: Some(1.0),
-            ..seed()
+            ..seed_input()
         };
         assert_eq!(
             compute_budget(&input).unwrap_err(),
             BudgetError::CeilingOverflows
-        );
-    }
-
-    #[test]
-    fn refresh_pauses_below_twenty_ms_are_refused() {
-        let window = Duration::from_secs(5);
-        let hammering = CadenceInput {
-            min_interval_ms: Some(0.0),
-            max_interval_ms: Some(0.0),
-            ..Default::default()
-        };
-        assert_eq!(
-            compute_cadence(&hammering, window).unwrap_err(),
-            CadenceError::IntervalBelowFloor { value: 0.0 }
-        );
-        let at_floor = CadenceInput {
-            min_interval_ms: Some(MIN_REFRESH_INTERVAL_MS),
-            max_interval_ms: Some(MIN_REFRESH_INTERVAL_MS),
-            ..Default::default()
-        };
-        assert_eq!(
-            compute_cadence(&at_floor, window).unwrap().min_interval,
-            Duration::from_millis(20)
         );
     }
 
@@ -797,72 +490,11 @@ mod tests {
                 max_units_per_second: r,
                 nodes: None,
                 max_stale_seconds: max_stale,
-                ..seed()
+                ..seed_input()
             })
             .unwrap_err();
             assert!(matches!(err, BudgetError::WindowTooShort { .. }), "{err}");
             assert!(err.to_string().contains("at least 66.7 ms"), "{err}");
         }
-    }
-
-    #[test]
-    fn a_window_too_short_for_the_default_cadence_explains_itself() {
-        // 50 ms: long enough for explicit pauses of 20 ms, too short for 0.3 w.
-        let short = compute_budget(&BudgetInput {
-            fleet_ceiling_units: 2.5,
-            max_units_per_second: 50.0,
-            nodes: None,
-            ..seed()
-        })
-        .unwrap();
-        let err = compute_cadence(&CadenceInput::default(), short.stale_window).unwrap_err();
-        assert!(matches!(
-            err,
-            CadenceError::WindowTooShortForDefaults { .. }
-        ));
-        assert_eq!(err.option(), "budget");
-        assert!(err.to_string().contains("at least 66.7 ms"), "{err}");
-        let shortest = Duration::from_secs_f64(MIN_DEFAULT_WINDOW_MS / 1000.0 + 1e-6);
-        assert!(compute_cadence(&CadenceInput::default(), shortest).is_ok());
-    }
-
-    #[test]
-    fn the_scaled_plan_follows_the_window_of_the_moment_and_keeps_the_floor() {
-        let plan = CadencePlan::from_input(&CadenceInput::default(), seed_cadence());
-        assert_eq!(plan, CadencePlan::Scaled);
-        let long = plan.at(Duration::from_secs(4));
-        assert_eq!(
-            (long.min_interval, long.max_interval, long.timeout),
-            (
-                Duration::from_millis(1200),
-                Duration::from_millis(2000),
-                Duration::from_millis(1600)
-            )
-        );
-        let floor = plan.at(Duration::from_millis(400));
-        assert_eq!(
-            (floor.min_interval, floor.max_interval, floor.timeout),
-            (
-                Duration::from_millis(120),
-                Duration::from_millis(200),
-                Duration::from_millis(160)
-            )
-        );
-        let tiny = plan.at(Duration::from_millis(10));
-        assert_eq!(
-            tiny.min_interval,
-            Duration::from_millis(20),
-            "never below the 20 ms floor"
-        );
-        let explicit = CadenceInput {
-            min_interval_ms: Some(100.0),
-            ..Default::default()
-        };
-        let fixed = CadencePlan::from_input(&explicit, seed_cadence());
-        assert_eq!(fixed.at(Duration::from_secs(60)), seed_cadence());
-    }
-
-    fn seed_cadence() -> Cadence {
-        compute_cadence(&CadenceInput::default(), Duration::from_secs(5)).unwrap()
     }
 }
