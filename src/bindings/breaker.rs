@@ -195,7 +195,7 @@ impl BreakerCore {
                 (
                     b.stats(),
                     b.consecutive_failures(),
-                    b.window_totals(now),
+                    b.rolling_totals(now),
                     b.half_open_in(now),
                 )
             })

@@ -25,10 +25,10 @@ use super::rolling::RollingCounts;
 pub struct BreakerSettings {
     /// Consecutive failures that trip the breaker; 0 turns the rule off.
     pub failure_threshold: u32,
-    /// Failure rate (0..=1) over the window that trips it; 0 turns the rule off.
+    /// Failure rate (0..=1) over the rolling window that trips it; 0 turns the rule off.
     pub failure_rate_threshold: f64,
     pub rolling_window: Duration,
-    /// Calls the window must hold before the rate rule applies (0: from the first call).
+    /// Calls the rolling window must hold before the rate rule applies (0: from the first call).
     pub minimum_calls: u32,
     /// First open period.
     pub open: Duration,
@@ -263,7 +263,7 @@ impl Breaker {
         self.consecutive_failures
     }
 
-    pub fn window_totals(&self, now: Duration) -> super::rolling::Totals {
+    pub fn rolling_totals(&self, now: Duration) -> super::rolling::Totals {
         self.recent.totals(now)
     }
 
@@ -445,7 +445,7 @@ mod tests {
     }
 
     #[test]
-    fn samples_older_than_the_window_do_not_count_after_an_idle_gap() {
+    fn samples_older_than_the_rolling_window_do_not_count_after_an_idle_gap() {
         let mut b = breaker(BreakerSettings {
             failure_threshold: 0,
             failure_rate_threshold: 0.5,
@@ -458,7 +458,7 @@ mod tests {
         // An hour later one failure alone must not trip on the hour-old ones.
         call(&mut b, CallOutcome::Failure, ms(3_600_000));
         assert_eq!(b.state(ms(3_600_000)), Closed);
-        assert_eq!(b.window_totals(ms(3_600_000)).calls(), 1);
+        assert_eq!(b.rolling_totals(ms(3_600_000)).calls(), 1);
     }
 
     #[test]

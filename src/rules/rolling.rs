@@ -1,14 +1,15 @@
-//! A rolling count of call results over the last `window`, in constant time and memory.
+//! A rolling count of call results over the last `span` (the breaker's rolling window), in
+//! constant time and memory.
 //!
-//! The window is cut into [`BUCKETS`] buckets, each stamped with the epoch (`now / bucket
+//! The span is cut into [`BUCKETS`] buckets, each stamped with the epoch (`now / bucket
 //! length`) it counts for. Recording touches one bucket; totals add up the buckets whose epoch
-//! is still inside the window. A bucket from an older epoch is stale and counts nothing, so an
-//! idle gap longer than the window leaves no old samples behind, and the cost of a result does
-//! not grow with the number of results in the window.
+//! is still inside the span. A bucket from an older epoch is stale and counts nothing, so an
+//! idle gap longer than the span leaves no old samples behind, and the cost of a result does
+//! not grow with the number of results in the span.
 
 use std::time::Duration;
 
-/// Granularity: samples leave the window within one bucket (a tenth of it) of their age.
+/// Granularity: samples leave the span within one bucket (a tenth of it) of their age.
 pub const BUCKETS: usize = 10;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -103,7 +104,7 @@ mod tests {
     }
 
     #[test]
-    fn counts_results_inside_the_window() {
+    fn counts_results_inside_the_span() {
         let mut counts = RollingCounts::new(ms(1000));
         counts.record(false, ms(0));
         counts.record(true, ms(450));
@@ -119,15 +120,15 @@ mod tests {
     }
 
     #[test]
-    fn results_leave_within_one_bucket_of_the_window() {
+    fn results_leave_within_one_bucket_of_the_span() {
         let mut counts = RollingCounts::new(ms(1000));
         counts.record(true, ms(0)); // bucket [0, 100)
         assert_eq!(counts.totals(ms(999)).failures, 1);
-        assert_eq!(counts.totals(ms(1000)).failures, 0, "gone after one window");
+        assert_eq!(counts.totals(ms(1000)).failures, 0, "gone after one span");
     }
 
     #[test]
-    fn an_idle_gap_longer_than_the_window_leaves_nothing_behind() {
+    fn an_idle_gap_longer_than_the_span_leaves_nothing_behind() {
         let mut counts = RollingCounts::new(ms(1000));
         for i in 0..500 {
             counts.record(i % 2 == 0, ms(i));
