@@ -9,6 +9,7 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use crate::numbers::u64_as_f64;
 use crate::rules::breaker::{BreakerState, BreakerStats};
 use crate::rules::{Outcome, Readiness, Reason, Status};
 
@@ -276,7 +277,7 @@ impl Metrics {
                 "counter",
                 "outcome",
                 Outcome::ALL.iter().map(|o| {
-                    let value = self.refreshes[outcome_index(*o)].load(Relaxed) as f64;
+                    let value = u64_as_f64(self.refreshes[outcome_index(*o)].load(Relaxed));
                     (o.as_str(), value)
                 }),
             ),
@@ -301,7 +302,7 @@ impl Metrics {
             REFUSAL_REASONS
                 .iter()
                 .zip(&self.refused)
-                .map(|(r, count)| (r.as_str(), count.load(Relaxed) as f64)),
+                .map(|(r, count)| (r.as_str(), u64_as_f64(count.load(Relaxed)))),
         ));
         families.push(by_label(
             "spend_sentinel_refused_units_total",
@@ -335,10 +336,10 @@ impl Metrics {
             samples.push(sample(
                 &format!("{name}_bucket"),
                 vec![("le", le.to_string())],
-                cumulative as f64,
+                u64_as_f64(cumulative),
             ));
         }
-        let count = self.duration_count.load(Relaxed) as f64;
+        let count = u64_as_f64(self.duration_count.load(Relaxed));
         samples.push(sample(
             &format!("{name}_bucket"),
             vec![("le", "+Inf".into())],
@@ -377,7 +378,7 @@ impl Metrics {
                     samples.push(sample(
                         "spend_sentinel_transitions_total",
                         labels,
-                        count as f64,
+                        u64_as_f64(count),
                     ));
                 }
             }
@@ -420,7 +421,7 @@ pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Ve
             calls.push(sample(
                 "spend_sentinel_breaker_calls_total",
                 labels,
-                value as f64,
+                u64_as_f64(value),
             ));
         }
     }

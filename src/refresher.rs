@@ -133,11 +133,12 @@ async fn refresh_loop(
                     }
                 };
                 let answered = clock::now();
-                shared.metrics.refreshed(outcome, Some(answered - sent));
+                let took = answered.saturating_sub(sent);
+                shared.metrics.refreshed(outcome, Some(took));
                 if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
                     breaker.settle(permit, outcome.as_call_outcome(), answered);
                 }
-                observer.refreshed(outcome, answered - sent);
+                observer.refreshed(outcome, took);
                 outcome
             }
         };

@@ -72,7 +72,9 @@ impl SharedSentinel {
 
     pub fn set_reported_status(&self, status: Status) {
         let index = Status::ALL.iter().position(|s| *s == status).unwrap_or(0);
-        self.reported.store(index as u8, Ordering::Release);
+        // `Status::ALL` has three entries, so the index fits a u8.
+        self.reported
+            .store(u8::try_from(index).unwrap_or(0), Ordering::Release);
     }
 
     /// A refresher task stopped on a defect: fail closed and wake the watcher to report it.

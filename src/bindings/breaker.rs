@@ -23,6 +23,7 @@ use super::native_function::{install_functions, Call, Method, NativeFunction};
 use super::options::to_raw;
 use crate::breaker_registry::{self, After, SharedBreaker};
 use crate::config::parse_circuit_breaker;
+use crate::numbers::{saturating_u32, saturating_u64, u64_as_f64};
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
 const FLAG_TRANSITIONS: u64 = 4;
@@ -38,7 +39,7 @@ const OUTCOMES: [CallOutcome; 4] = [
     CallOutcome::Ignored,
 ];
 
-fn state_code(state: BreakerState) -> u64 {
+fn state_code(state: BreakerState) -> u32 {
     match state {
         BreakerState::Closed => 0,
         BreakerState::Open => 1,
@@ -62,14 +63,14 @@ impl From<After> for Token {
         };
         Token {
             generation: after.generation,
-            flags: state_code(after.state) + pending,
+            flags: u64::from(state_code(after.state)) + pending,
         }
     }
 }
 
 impl Token {
     fn encoded(self) -> f64 {
-        self.generation as f64 * TOKEN_SCALE + self.flags as f64
+        u64_as_f64(self.generation) * TOKEN_SCALE + u64_as_f64(self.flags)
     }
 }
 
@@ -172,7 +173,7 @@ impl BreakerCore {
         let transitions = self.breaker.take_transitions();
         transitions
             .iter()
-            .flat_map(|t| [state_code(t.from) as u32, state_code(t.to) as u32])
+            .flat_map(|t| [state_code(t.from), state_code(t.to)])
             .collect()
     }
 
@@ -201,17 +202,17 @@ impl BreakerCore {
             })
             .0;
         BreakerStatsObject {
-            successes: stats.successes as f64,
-            failures: (stats.failures - stats.timeouts) as f64,
-            timeouts: stats.timeouts as f64,
-            ignored: stats.ignored as f64,
-            rejected: stats.refused as f64,
-            stale: stats.stale as f64,
-            trial_timeouts: stats.trial_timeouts as f64,
-            opened: stats.opened as f64,
+            successes: u64_as_f64(stats.successes),
+            failures: u64_as_f64(stats.failures - stats.timeouts),
+            timeouts: u64_as_f64(stats.timeouts),
+            ignored: u64_as_f64(stats.ignored),
+            rejected: u64_as_f64(stats.refused),
+            stale: u64_as_f64(stats.stale),
+            trial_timeouts: u64_as_f64(stats.trial_timeouts),
+            opened: u64_as_f64(stats.opened),
             consecutive_failures: consecutive,
-            window_calls: totals.calls() as f64,
-            window_failures: totals.failures as f64,
+            window_calls: u64_as_f64(totals.calls()),
+            window_failures: u64_as_f64(totals.failures),
             retry_after_ms: half_open_in.map(|d| (d.as_secs_f64() * 1000.0).ceil()),
         }
     }
@@ -255,7 +256,7 @@ impl Method for Acquire {
             Ok(_permit) => token.encoded(),
             Err(retry_after) => {
                 let retry_ms = retry_after.as_secs_f64() * 1000.0;
-                -(retry_ms.ceil() * TOKEN_SCALE + token.flags as f64) - 1.0
+                -(retry_ms.ceil() * TOKEN_SCALE + u64_as_f64(token.flags)) - 1.0
             }
         };
         call.number(encoded)
@@ -279,9 +280,9 @@ impl Method for Settle {
             );
             return ptr::null_mut();
         }
-        let outcome = OUTCOMES[(argument % OUTCOME_SCALE) as usize];
+        let outcome = OUTCOMES[saturating_u32(argument % OUTCOME_SCALE) as usize];
         let permit = Permit {
-            generation: (argument / (OUTCOME_SCALE * TOKEN_SCALE)).floor() as u64,
+            generation: saturating_u64(argument / (OUTCOME_SCALE * TOKEN_SCALE)),
         };
         let ((), token) = with_token(breaker, |b, now| b.settle(permit, outcome, now));
         call.number(token.encoded())

@@ -51,7 +51,7 @@ pub fn create(
         check_status!(sys::napi_create_string_utf8(
             env,
             code_c.as_ptr(),
-            code_c.as_bytes().len() as isize,
+            code_c.as_bytes().len().cast_signed(),
             &mut code_value
         ))?;
         check_status!(sys::napi_create_string_utf8(

@@ -81,7 +81,7 @@ impl Call {
             sys::napi_create_string_latin1(
                 self.env,
                 text.as_ptr().cast(),
-                text.len() as isize,
+                text.len().cast_signed(),
                 &mut result,
             )
         };
@@ -189,7 +189,7 @@ fn install<T: Send + Sync + 'static>(
         sys::napi_create_function(
             env.raw(),
             name.as_ptr(),
-            name.count_bytes() as isize,
+            name.count_bytes().cast_signed(),
             Some(function.callback),
             reference.data(),
             &mut value,

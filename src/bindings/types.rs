@@ -3,6 +3,7 @@
 use napi::bindgen_prelude::{Either, Null};
 use napi_derive::napi;
 
+use crate::numbers::u64_as_f64;
 use crate::rules;
 
 /// `ready`: recent verified evidence. `degraded`: the last refresh was inconclusive but the
@@ -232,7 +233,7 @@ impl From<crate::fleet::FleetStatus> for FleetReadout {
             floor_units: status.floor_units,
             node_budget_units: status.node_budget_units,
             lease_remaining_seconds: millisecond_seconds(status.lease_remaining),
-            live_nodes: or_null(status.live_nodes.map(|n| n as f64)),
+            live_nodes: or_null(status.live_nodes.map(u64_as_f64)),
             charged_units: or_null(status.charged_units),
         }
     }

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::numbers::saturating_u32;
 use crate::options::catalog::{CIRCUIT_BREAKER, REFRESH_BREAKER};
 use crate::options::limits::MAX_TIMER_MS;
 use crate::options::{error, ConfigError, RawValue, Section};
@@ -60,7 +61,7 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     section.function("isFailure")?;
     section.function("fallback")?;
     // A whole number from 0 to u32::MAX (the schema's range).
-    let max_concurrent = section.number_or_default("maxConcurrent")? as u32;
+    let max_concurrent = saturating_u32(section.number_or_default("maxConcurrent")?);
     Ok(CircuitBreakerConfig {
         name,
         timeout_ms,
@@ -96,7 +97,7 @@ fn parse_settings(section: &Section<'_>) -> Result<BreakerSettings, ConfigError>
         ));
     }
     // Counts are whole numbers within u32 (the schema's range).
-    let count = |key: &str| section.number_or_default(key).map(|n| n as u32);
+    let count = |key: &str| section.number_or_default(key).map(saturating_u32);
     Ok(BreakerSettings {
         failure_threshold: count("failureThreshold")?,
         failure_rate_threshold: section.number_or_default("failureRateThreshold")?,

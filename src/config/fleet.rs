@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
+use crate::numbers::saturating_u32;
 use crate::options::limits::{FLEET_NAME_BYTES, URL_BYTES};
 use crate::options::{check_length, error, is_env_name, ConfigError, Section};
 use crate::rules::lease::FleetShape;
@@ -46,7 +47,7 @@ pub(crate) fn parse_fleet(
             fleet_ceiling_units: b,
             max_units_per_second: r,
             // A whole number from 1 to 10000.
-            max_nodes: max_nodes as u32,
+            max_nodes: saturating_u32(max_nodes),
             reserve,
             // In range: 5 to 600 s.
             lease: Duration::from_secs_f64(lease_seconds),

@@ -3,6 +3,7 @@
 
 use super::{ErrorKind, FleetStatus, Mode};
 use crate::metrics::{by_label, single, Family};
+use crate::numbers::u64_as_f64;
 
 pub fn families(status: &FleetStatus) -> Vec<Family> {
     vec![
@@ -19,7 +20,7 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
         single(
             "spend_sentinel_fleet_live_nodes",
             "Live nodes holding a lease, as of the last answer from Redis.",
-            status.live_nodes.unwrap_or(0) as f64,
+            u64_as_f64(status.live_nodes.unwrap_or(0)),
         ),
         single(
             "spend_sentinel_fleet_charged_units",
@@ -49,7 +50,7 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
             ErrorKind::ALL
                 .iter()
                 .zip(status.errors)
-                .map(|(kind, count)| (kind.as_str(), count as f64)),
+                .map(|(kind, count)| (kind.as_str(), u64_as_f64(count))),
         ),
     ]
 }

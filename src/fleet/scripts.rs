@@ -7,6 +7,7 @@ use redis::aio::MultiplexedConnection;
 use redis::Script;
 
 use super::session::Renewal;
+use crate::numbers::millis_u64;
 use crate::rules::lease::FleetShape;
 
 fn script(cell: &'static OnceLock<Script>, body: &'static str) -> &'static Script {
@@ -51,11 +52,11 @@ impl Keys {
 
 /// How long Redis keeps an idle fleet's keys: long past any lease, short enough to clean up.
 fn ttl_ms(shape: &FleetShape) -> u64 {
-    (shape.lease.as_millis() as u64 * 10).max(3_600_000)
+    millis_u64(shape.lease).saturating_mul(10).max(3_600_000)
 }
 
 fn lease_ms(shape: &FleetShape) -> u64 {
-    shape.lease.as_millis() as u64
+    millis_u64(shape.lease)
 }
 
 pub async fn renew(

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::numbers::saturating_u64;
 use crate::rules::lease::{FleetShape, Lease};
 
 /// The fields every script answers with (see `common.lua`, `reply`).
@@ -50,7 +51,7 @@ impl FleetReply {
                 .filter(|v| v.is_finite())
                 .ok_or(MalformedReply)
         };
-        let whole = |i: usize| number(i).map(|v| v.max(0.0) as u64);
+        let whole = |i: usize| number(i).map(saturating_u64);
         let reply = FleetReply {
             redis_now_ms: number(0)?,
             fleet_id: fields.get(1).cloned().ok_or(MalformedReply)?,
@@ -155,10 +156,9 @@ impl Session {
     /// before the answer arrived, so Redis time at `at` ≥ that time + (`at` − arrival).
     pub fn redis_time_at_least(&self, at: Duration) -> Option<f64> {
         let (redis_ms, received) = self.clock?;
-        let offset_ms = if at >= received {
-            (at - received).as_secs_f64() * 1000.0
-        } else {
-            -((received - at).as_secs_f64() * 1000.0)
+        let offset_ms = match at.checked_sub(received) {
+            Some(later) => later.as_secs_f64() * 1000.0,
+            None => -(received.saturating_sub(at).as_secs_f64() * 1000.0),
         };
         Some(redis_ms + offset_ms)
     }

@@ -2,6 +2,7 @@
 //! fleet's pool held under a lease. Redis decides grants (see `crate::fleet`); these rules say
 //! how much of a grant a node may use, until when, and how much it asks for.
 
+use crate::numbers::u64_as_f64;
 use std::time::Duration;
 
 use super::stale_window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
@@ -170,7 +171,7 @@ pub fn fair_split(pool: f64, wants: &[Option<f64>]) -> Vec<f64> {
     let mut shares = vec![0.0; wants.len()];
     let mut left = pool.max(0.0);
     for (k, &i) in order.iter().enumerate() {
-        let equal = left / (wants.len() - k) as f64;
+        let equal = left / u64_as_f64((wants.len() - k) as u64);
         shares[i] = want(i).min(equal);
         left -= shares[i];
     }

@@ -7,6 +7,7 @@
 //! idle gap longer than the span leaves no old samples behind, and the cost of a result does
 //! not grow with the number of results in the span.
 
+use crate::numbers::{nanos_u64, u64_as_f64};
 use std::time::Duration;
 
 /// Granularity: samples leave the span within one bucket (a tenth of it) of their age.
@@ -34,9 +35,15 @@ impl Totals {
     pub fn failure_rate(&self) -> f64 {
         match self.calls() {
             0 => 0.0,
-            calls => self.failures as f64 / calls as f64,
+            calls => u64_as_f64(self.failures) / u64_as_f64(calls),
         }
     }
+}
+
+/// The bucket an epoch counts in.
+fn bucket_index(epoch: u64) -> usize {
+    // The remainder is below BUCKETS, so it fits any usize.
+    usize::try_from(epoch % BUCKETS as u64).unwrap_or(0)
 }
 
 #[derive(Debug, Clone)]
@@ -47,7 +54,7 @@ pub struct RollingCounts {
 
 impl RollingCounts {
     pub fn new(span: Duration) -> Self {
-        let bucket_nanos = (span.as_nanos() / BUCKETS as u128).max(1) as u64;
+        let bucket_nanos = (nanos_u64(span) / BUCKETS as u64).max(1);
         RollingCounts {
             bucket_nanos,
             buckets: [Bucket::default(); BUCKETS],
@@ -58,12 +65,12 @@ impl RollingCounts {
         // u64 nanoseconds cover 584 years of uptime, and a u64 division is several times
         // cheaper than a u128 one (this runs on every recorded result).
         // +1 so that epoch 0 (the default of an unused bucket) never looks current.
-        now.as_nanos() as u64 / self.bucket_nanos + 1
+        nanos_u64(now) / self.bucket_nanos + 1
     }
 
     pub fn record(&mut self, failed: bool, now: Duration) {
         let epoch = self.epoch(now);
-        let bucket = &mut self.buckets[(epoch % BUCKETS as u64) as usize];
+        let bucket = &mut self.buckets[bucket_index(epoch)];
         if bucket.epoch != epoch {
             *bucket = Bucket {
                 epoch,
