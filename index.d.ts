@@ -113,7 +113,7 @@ export declare class Sentinel {
    * Stops refreshing (no authority call starts afterwards); readiness is `shutting_down` and
    * `admit` returns `false`. Idempotent.
    * With `budget.fleet` the promise resolves once the unused grant has been returned to
-   * Redis, or after 1 s at most; without it, at once.
+   * Redis, or once that call timed out (1 s; 1.2 s at the very most); without it, at once.
    */
   close(): Promise<void>
   /**
