@@ -180,7 +180,10 @@ function assertCeiling(nodes, from, to, what) {
   return { total, detail };
 }
 
-describe('fleet across processes', { concurrency: 2 }, () => {
+// The four scenarios are independent (each its own redis-server, fleet name, files and nodes) and
+// mostly wait on lease and window time (all four use about a third of a core together), so they
+// run at once: the suite takes as long as its longest scenario.
+describe('fleet across processes', { concurrency: true }, () => {
   test('(a) ceiling: authority cut at T, then kill -9, a join and a graceful leave: units after T ≤ b', async (t) => {
     const s = scope(t);
     const redis = await s.redis();
