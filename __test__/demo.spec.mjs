@@ -165,7 +165,7 @@ for (const node of NODES) {
     // The samples agree: degraded while younger than w, evidence_too_old from w on.
     const silent = seen.filter((s) => s.kind === 'sample' && s.phase === 'silent');
     // (ages print with 1 decimal: a degraded sample at 4.96 s shows 5.0)
-    for (const s of silent.filter((s) => s.status === 'degraded')) assert.ok(s.age <= WINDOW, `${node} degraded at age ${s.age}`);
+    for (const s of silent.filter((x) => x.status === 'degraded')) assert.ok(s.age <= WINDOW, `${node} degraded at age ${s.age}`);
     const firstOld = silent.find((s) => s.reason === 'evidence_too_old');
     assert.ok(firstOld, `${node}: a sample shows evidence_too_old during the silence`);
     assert.ok(firstOld.age >= WINDOW && firstOld.age <= WINDOW + 0.5 + 0.2, `${node} first evidence_too_old sample at age ${firstOld.age}`);

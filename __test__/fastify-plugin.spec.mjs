@@ -18,7 +18,7 @@ const ROOMY = { budget: { unverifiedUnits: 1000, maxUnitsPerSecond: 100 }, refre
 const pool = sentinelPool(Sentinel);
 const apps = new Set();
 afterEach(async () => {
-  for (const app of apps) await app.close().catch(() => {});
+  for (const a of apps) await a.close().catch(() => {});
   apps.clear();
   pool.closeAll();
 });
