@@ -180,10 +180,10 @@ function assertCeiling(nodes, from, to, what) {
   return { total, detail };
 }
 
-// The four scenarios are independent (each its own redis-server, fleet name, files and nodes) and
-// mostly wait on lease and window time (all four use about a third of a core together), so they
-// run at once: the suite takes as long as its longest scenario.
-describe('fleet across processes', { concurrency: true }, () => {
+// Two scenarios at a time, not four: all four at once (a dozen node processes admitting and
+// refreshing every 20-40 ms) starved demo-fleet.spec's story, which runs beside this suite in a full
+// run, when the machine was already busy.
+describe('fleet across processes', { concurrency: 2 }, () => {
   test('(a) ceiling: authority cut at T, then kill -9, a join and a graceful leave: units after T ≤ b', async (t) => {
     const s = scope(t);
     const redis = await s.redis();
