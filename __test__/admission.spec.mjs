@@ -338,7 +338,7 @@ for (const fw of FRAMEWORKS) {
 
     /** One probe request, without a token but with an Origin; returns a short description. */
     async function probe(app, i) {
-      const [path, status] = PROBES[i % PROBES.length];
+      const [path] = PROBES[i % PROBES.length];
       const res = await request(`${app.url}${path}`, { headers: { origin: 'http://elsewhere.example' } });
       const leaked = [...res.headers.keys()].filter((h) => /ratelimit|access-control|www-authenticate/i.test(h));
       return `${path} ${res.status} ${res.json?.status}${leaked.length ? ` +${leaked.join(',')}` : ''}`;

@@ -663,7 +663,7 @@ describe('fallback, caller signal, timeout class, bulkhead, retryAt', () => {
       },
     });
     const boom = new Error('boom');
-    assert.equal(await breaker.fire(async (x) => {
+    assert.equal(await breaker.fire(async () => {
       throw boom;
     }, 'a'), 'fallback:failure');
     assert.equal(await breaker.fire(never, 'b'), 'fallback:timeout');

@@ -27,6 +27,9 @@ async function startService(script, authority, env = {}) {
       BILLING_API_KEY: CREDENTIAL,
       BILLING_CA_FILE: file('./fixtures/ca.pem'),
       PORT: '0',
+      // b 200 over 2 replicas at r = 50/s: a 2 s window (the seed's 5 s one at r = 20), so the
+      // default cadence refreshes every 0.6–1 s and the revocation is heard sooner.
+      MAX_UNITS_PER_SECOND: '50',
       DRAIN_DELAY_MS: '200',
       SHUTDOWN_TIMEOUT_MS: '2000',
       ...env,
@@ -55,41 +58,44 @@ const usage = (svc, units, headers = { 'x-api-key': 'demo-key' }) =>
     body: JSON.stringify({ units }),
   });
 
-for (const script of ['express-service.mjs', 'fastify-service.mjs']) {
-  describe(`examples/${script}`, () => {
-    test('starts, probes, admits, refuses after a denial, and exits 0 on SIGTERM without printing the credential', async () => {
-      const authority = await startFakeAuthority();
-      after(() => authority.close());
-      authority.respondWith(CAPABLE);
-      const svc = await startService(script, authority);
-      after(() => svc.child.kill('SIGKILL'));
+// The two services are independent processes with their own fake authority: they run at once.
+describe('the example services', { concurrency: true }, () => {
+  for (const script of ['express-service.mjs', 'fastify-service.mjs']) {
+    describe(`examples/${script}`, () => {
+      test('starts, probes, admits, refuses after a denial, and exits 0 on SIGTERM without printing the credential', async () => {
+        const authority = await startFakeAuthority();
+        after(() => authority.close());
+        authority.respondWith(CAPABLE);
+        const svc = await startService(script, authority);
+        after(() => svc.child.kill('SIGKILL'));
 
-      await pollEndpoint(`${svc.url}/startup`, (a) => a.status === 200, { ms: 10_000, label: '/startup 200' });
-      const ready = await pollEndpoint(`${svc.url}/ready`, (a) => a.status === 200, { ms: 10_000, label: '/ready 200' });
-      assert.deepEqual(Object.keys(ready.json), ['status', 'evidence_age_seconds', 'reason']);
-      assert.equal((await request(`${svc.url}/live`)).json.status, 'alive');
-      assert.equal(authority.requests.at(-1).headers.authorization, `Bearer ${CREDENTIAL}`);
+        await pollEndpoint(`${svc.url}/startup`, (a) => a.status === 200, { ms: 10_000, label: '/startup 200' });
+        const ready = await pollEndpoint(`${svc.url}/ready`, (a) => a.status === 200, { ms: 10_000, label: '/ready 200' });
+        assert.deepEqual(Object.keys(ready.json), ['status', 'evidence_age_seconds', 'reason']);
+        assert.equal((await request(`${svc.url}/live`)).json.status, 'alive');
+        assert.equal(authority.requests.at(-1).headers.authorization, `Bearer ${CREDENTIAL}`);
 
-      assert.equal((await usage(svc, 5, {})).status, 401, 'the service’s own routes need an API key');
-      const admitted = await usage(svc, 5);
-      assert.equal(admitted.status, 200);
-      assert.equal(admitted.json.recorded, 5);
+        assert.equal((await usage(svc, 5, {})).status, 401, 'the service’s own routes need an API key');
+        const admitted = await usage(svc, 5);
+        assert.equal(admitted.status, 200);
+        assert.equal(admitted.json.recorded, 5);
 
-      authority.respondWith(reply.json(401, { error: 'revoked' }));
-      const denied = await pollEndpoint(`${svc.url}/ready`, (a) => a.json?.reason === 'invalid_credential', { ms: 10_000, label: 'invalid_credential' });
-      assert.equal(denied.status, 503);
-      const refused = await usage(svc, 1);
-      assert.equal(refused.status, 503);
-      assert.deepEqual(refused.json, { error: 'not_admitted', reason: 'invalid_credential' });
-      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
-      assert.equal((await request(`${svc.url}/live`)).status, 200, 'liveness never depends on the authority');
+        authority.respondWith(reply.json(401, { error: 'revoked' }));
+        const denied = await pollEndpoint(`${svc.url}/ready`, (a) => a.json?.reason === 'invalid_credential', { ms: 10_000, label: 'invalid_credential' });
+        assert.equal(denied.status, 503);
+        const refused = await usage(svc, 1);
+        assert.equal(refused.status, 503);
+        assert.deepEqual(refused.json, { error: 'not_admitted', reason: 'invalid_credential' });
+        assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+        assert.equal((await request(`${svc.url}/live`)).status, 200, 'liveness never depends on the authority');
 
-      svc.child.kill('SIGTERM');
-      assert.deepEqual(await withTimeout(svc.exited, 10_000, `${script} to exit`), { code: 0, signal: null });
-      assert.ok(!`${svc.output.stdout}${svc.output.stderr}`.includes(CREDENTIAL), 'credential in the output');
+        svc.child.kill('SIGTERM');
+        assert.deepEqual(await withTimeout(svc.exited, 10_000, `${script} to exit`), { code: 0, signal: null });
+        assert.ok(!`${svc.output.stdout}${svc.output.stderr}`.includes(CREDENTIAL), 'credential in the output');
+      });
     });
-  });
-}
+  }
+});
 
 describe('examples/k8s/deployment.yaml', () => {
   const manifest = parseYaml(readFileSync(file('../examples/k8s/deployment.yaml'), 'utf8'));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { fastOptions, recordTransitions, scriptedAuthority, sentinelPool } from './helpers/wait.mjs';
+import { fastOptions, never, recordTransitions, scriptedAuthority, sentinelPool } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
 const { Sentinel } = require('../index.js');
@@ -18,7 +18,7 @@ const ROOMY = { budget: { unverifiedUnits: 1000, maxUnitsPerSecond: 100 }, refre
 const pool = sentinelPool(Sentinel);
 const apps = new Set();
 afterEach(async () => {
-  for (const app of apps) await app.close().catch(() => {});
+  for (const a of apps) await a.close().catch(() => {});
   apps.clear();
   pool.closeAll();
 });
@@ -58,7 +58,7 @@ test('a prefix that is not a path fails register with ERR_SPEND_SENTINEL_CONFIG 
 });
 
 test('HEAD answers even with exposeHeadRoutes: false (and, by default, once: no duplicate route)', async () => {
-  const sentinel = pool.make(fastOptions(scriptedAuthority(() => new Promise(() => {})), ROOMY));
+  const sentinel = pool.make(fastOptions(scriptedAuthority(never), ROOMY));
   for (const exposeHeadRoutes of [false, true]) {
     const a = app({ exposeHeadRoutes });
     await a.register(spendSentinel, { sentinel });

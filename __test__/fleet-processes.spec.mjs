@@ -91,7 +91,7 @@ function startNode(cfg, label) {
     const lines = stderr.split('\n');
     return (lines.find((l) => /^\w*Error\b.*:/.test(l.trim())) ?? lines.find((l) => /error/i.test(l)) ?? stderr).trim().slice(0, 160);
   };
-  const describe = () => `${label}: ${fmt(reports.at(-1))}${alive() ? '' : ' (exited)'}${stderr ? `; stderr: ${errorLine()}` : ''}`;
+  const describeNode = () => `${label}: ${fmt(reports.at(-1))}${alive() ? '' : ' (exited)'}${stderr ? `; stderr: ${errorLine()}` : ''}`;
   return {
     label,
     reports,
@@ -100,22 +100,22 @@ function startNode(cfg, label) {
     get latest() {
       return reports.at(-1);
     },
-    describe,
+    describe: describeNode,
     /** Polls until `predicate(latest report)` holds; resolves with that report. */
     until(predicate, ms, what) {
       return pollUntil(() => {
         if (reports.length && predicate(reports.at(-1))) return reports.at(-1);
-        if (!alive()) throw new Error(`${label} exited while waiting for ${what}; ${describe()}`);
+        if (!alive()) throw new Error(`${label} exited while waiting for ${what}; ${describeNode()}`);
         return null;
       }, {
         ms,
-        label: () => `${what}; ${describe()}`,
+        label: () => `${what}; ${describeNode()}`,
       });
     },
     /** Stops admitting; resolves once the child confirmed. */
     async pauseAdmission() {
       child.stdin.write('pause\n');
-      await withTimeout(pausedAck.promise, 5000, () => `${label} to pause admission; ${describe()}`);
+      await withTimeout(pausedAck.promise, 5000, () => `${label} to pause admission; ${describeNode()}`);
     },
     resumeAdmission() {
       child.stdin.write('resume\n');
@@ -128,7 +128,7 @@ function startNode(cfg, label) {
     /** Graceful: close() in the child, which then exits 0; resolves with close()'s duration (ms). */
     async close() {
       child.stdin.write('close\n');
-      const ms = await withTimeout(closed.promise, 5000, () => `${label} to close; ${describe()}`);
+      const ms = await withTimeout(closed.promise, 5000, () => `${label} to close; ${describeNode()}`);
       const how = await withTimeout(exited.promise, 5000, `${label} to exit after close`);
       assert.equal(how.code, 0, `${label} exit after close: ${JSON.stringify(how)}`);
       return ms;
@@ -180,6 +180,9 @@ function assertCeiling(nodes, from, to, what) {
   return { total, detail };
 }
 
+// Two scenarios at a time, not four: all four at once (a dozen node processes admitting and
+// refreshing every 20-40 ms) starved demo-fleet.spec's story, which runs beside this suite in a full
+// run, when the machine was already busy.
 describe('fleet across processes', { concurrency: 2 }, () => {
   test('(a) ceiling: authority cut at T, then kill -9, a join and a graceful leave: units after T ≤ b', async (t) => {
     const s = scope(t);

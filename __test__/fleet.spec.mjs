@@ -235,7 +235,9 @@ function assertNoPassword(text, where) {
 
 // ---- fleet() and the floor, without a grant ---------------------------------------------------
 
-describe('fleet() and the floor (no grant)', () => {
+// Independent tests (per-test scope, own Redis or none): run together, so the absence checks
+// (quietPeriod) of two of them overlap.
+describe('fleet() and the floor (no grant)', { concurrency: true }, () => {
   test('fleet() is null without a fleet', (t) => {
     const s = scope(t);
     const auth = scriptedAuthority('valid');
@@ -507,15 +509,22 @@ describe('leases against a real Redis', { concurrency: true }, () => {
     const { refresh: _r, ...options } = fleetOptions(auth, redis.url);
     const sentinel = s.make(options);
     await untilMode(sentinel, 'leased');
-    await quietPeriod(2500); // past the calls that led to the grant
-    const leasedFrom = auth.callCount;
-    await quietPeriod(4000);
-    const leasedCalls = auth.callCount - leasedFrom;
+    // The pause running when the grant arrived was drawn for the floor's window (and is never
+    // lengthened); every pause after the first call that starts now is drawn for the leased one.
+    const leasedFirst = await auth.nextCall();
+    await quietPeriod(4000 - (now() - leasedFirst.startedAt));
+    const leasedCalls = auth.callCount - leasedFirst.index; // calls started in 4 s, the first one included
     assert.ok(leasedCalls <= 4, `${leasedCalls} calls in 4 s while leased (pauses of 1.2–2 s expected)`);
 
     redis.pause(); // renewals fail: the grant lapses at its deadline and the node is on its floor
     await untilMode(sentinel, 'floor', LEASE_VALID_MS + 3000);
-    await quietPeriod(1000); // the lapse itself may leave evidence older than the floor's window
+    // The lapse itself may leave evidence older than the floor's window (the pause then ends at
+    // once): wait for a refresh that starts on the floor to settle and bring the node back to ready.
+    const floorFirst = await auth.nextCall();
+    await pollUntil(() => floorFirst.settledAt !== null && sentinel.status() === 'ready', {
+      ms: 3000,
+      label: () => `a refresh on the floor to settle and the node to be ready; readiness ${JSON.stringify(sentinel.readiness())}`,
+    });
     const floorFrom = auth.callCount;
     const statuses = [];
     const t0 = now();

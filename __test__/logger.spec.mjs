@@ -53,7 +53,6 @@ function recordingLogger() {
   const logger = {};
   for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal']) {
     logger[level] = function log(obj, msg) {
-      // eslint-disable-next-line prefer-rest-params
       const line = { level, obj, msg, self: this, argc: arguments.length };
       lines.push(line);
       for (const w of waiters) {
@@ -153,7 +152,7 @@ describe('what is logged', () => {
     assert.ok(answers.slice(0, last.index).filter((a) => a === 'valid').length >= 5, 'premise: several valid refreshes');
 
     await step(() => sentinel.drain(), { to: 'not_ready', reason: 'shutting_down' });
-    await rec.until((lines) => rec.transitions().length >= transitions.events.length, 'a line per transition');
+    await rec.until(() => rec.transitions().length >= transitions.events.length, 'a line per transition');
     assert.deepEqual(
       rec.transitions().map((l) => l.obj),
       transitions.events.map(transitionFields),

@@ -138,8 +138,11 @@ function assertOrder(server, patterns) {
   }
 }
 
+// The scenarios with a child process are independent (each its own server, port and signals), so
+// each describe runs them concurrently; the in-process option checks (which count this process's
+// signal listeners) stay sequential.
 for (const framework of ['express', 'fastify']) {
-  describe(`gracefulShutdown on a real SIGTERM (${framework})`, () => {
+  describe(`gracefulShutdown on a real SIGTERM (${framework})`, { concurrency: true }, () => {
     test('drain → stop accepting → in-flight request completes → server closed → sentinel closed → exit 0', async (t) => {
       const DRAIN_MS = 1500;
       const server = await startServer(t, framework, { drainDelayMs: DRAIN_MS, timeoutMs: 10000 });
@@ -295,7 +298,7 @@ for (const framework of ['express', 'fastify']) {
 const { KUBERNETES_SERVICE_HOST: _k8s, ...ENV_OUTSIDE_K8S } = process.env;
 const ENV_IN_K8S = { ...ENV_OUTSIDE_K8S, KUBERNETES_SERVICE_HOST: '10.0.0.1' };
 
-describe('gracefulShutdown hooks on a real SIGTERM (express)', () => {
+describe('gracefulShutdown hooks on a real SIGTERM (express)', { concurrency: true }, () => {
   test('beforeShutdown runs before the drain, onShutdown after the close, then exit 0', async (t) => {
     const server = await startServer(t, 'express', { drainDelayMs: 100, timeoutMs: 3000, beforeShutdown: 'ok', onShutdown: 'ok' });
     server.child.kill('SIGTERM');
@@ -352,7 +355,7 @@ describe('gracefulShutdown hooks on a real SIGTERM (express)', () => {
   });
 });
 
-describe('SIGINT outside Kubernetes skips the drain delay', () => {
+describe('SIGINT outside Kubernetes skips the drain delay', { concurrency: true }, () => {
   const DRAIN_MS = 3000;
   test('no KUBERNETES_SERVICE_HOST: Ctrl-C exits without waiting drainDelayMs', async (t) => {
     const server = await startServer(t, 'express', { drainDelayMs: DRAIN_MS, timeoutMs: 3000 }, { env: ENV_OUTSIDE_K8S });

@@ -63,18 +63,18 @@ async function startFastify(sentinel, { probes = {}, admission = {}, guarded = f
   if (guarded) {
     await app.register(fastifyCors);
     await app.register(fastifyRateLimit, { max: 1, timeWindow: 60_000 });
-    app.addHook('onRequest', async (request, reply) => {
-      if (!authorized(request.headers)) return reply.code(401).send({ error: 'unauthorized' });
+    app.addHook('onRequest', async (req, reply) => {
+      if (!authorized(req.headers)) return reply.code(401).send({ error: 'unauthorized' });
     });
   }
   app.get('/api/data', async () => ({ data: 'ok' }));
   app.post(
     '/api/usage',
     { preHandler: spendSentinel.admission(sentinel, { units: unitsFromHeader, ...admission }) },
-    async (request) => ({ recorded: unitsFromHeader(request) }),
+    async (req) => ({ recorded: unitsFromHeader(req) }),
   );
   // Errors keep their HTTP status (the rate limiter's 429); anything else is a bare 500.
-  app.setErrorHandler((err, request, reply) => reply.code(err.statusCode ?? 500).send({ error: err.statusCode ? err.message : 'internal' }));
+  app.setErrorHandler((err, _req, reply) => reply.code(err.statusCode ?? 500).send({ error: err.statusCode ? err.message : 'internal' }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     name: 'fastify',

@@ -49,8 +49,14 @@ export function deferred() {
   return { promise, resolve, reject };
 }
 
-/** A promise that never settles (an authority that never answers). */
-export const never = () => new Promise(() => {});
+/**
+ * A promise that never settles (an authority that never answers). Its resolver stays reachable for
+ * the life of the process, as a hung request's socket keeps a real one: a pending promise nothing
+ * references can be garbage-collected, and the addon then ends that refresh as indeterminate at
+ * the next GC instead of at refresh.timeoutMs (a flaky "hanging" test under load).
+ */
+const pinned = new Set();
+export const never = () => new Promise((resolve) => pinned.add(resolve));
 
 /**
  * A scripted `authority.inspect` the test controls.
