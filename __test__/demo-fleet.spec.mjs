@@ -23,7 +23,7 @@ const B = 300;
 const POOL = 225; // b × (1 − reserve)
 const FLOOR = 12.5; // b × reserve / maxNodes
 const PHASES = ['hold', 'scale-up', 'cut', 'kill', 'redis-paused', 'redis-back', 'restore', 'end'];
-// Generous: the fast story takes ~30 s, with 5 node processes on a small machine.
+// Generous: the fast story takes ~31.5 s, with 5 node processes on a small machine.
 const RUN_TIMEOUT_MS = 120_000;
 
 const PHASE = /^== (\d+\.\d+)s {2}([a-z-]+)/;
@@ -165,7 +165,7 @@ test('the SVG is well-formed, with one grant line per node, the fleet units, b a
   assert.match(xml, /time \(s\)/);
 });
 
-test('--fleet --plan: about 45 s, --fast about 30 s, phases in story order', async () => {
+test('--fleet --plan: about 45 s, --fast about 31.5 s, phases in story order', async () => {
   const plan = async (args) => {
     const { code, stdout } = await runNode([join(root, 'examples/demo.mjs'), '--fleet', '--plan', ...args]);
     assert.equal(code, 0);
@@ -177,5 +177,5 @@ test('--fleet --plan: about 45 s, --fast about 30 s, phases in story order', asy
   assert.ok(normal.total >= 40 && normal.total <= 60, `default story ${normal.total} s`);
   assert.deepEqual(normal.names, PHASES.slice(0, -1));
   const fast = await plan(['--fast']);
-  assert.ok(fast.total >= 20 && fast.total <= 30, `fast story ${fast.total} s`);
+  assert.ok(fast.total >= 20 && fast.total <= 35, `fast story ${fast.total} s`);
 });

@@ -14,7 +14,7 @@
 //   --plan       print the story's phases and exit
 //   --fleet      the fleet story instead (./demo/fleet.mjs): 2 → 5 node processes sharing b through
 //                leases in their own redis-server; authority cut, kill -9, Redis paused; ~45 s
-//                (--fast: 30 s); writes fleet-timeline.svg
+//                (--fast: 31.5 s); writes fleet-timeline.svg
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';

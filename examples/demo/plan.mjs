@@ -80,7 +80,7 @@ const FLEET_PHASES = {
 
 const FLEET_LENGTHS = {
   default: { hold: 12, 'scale-up': 9, cut: 2, kill: 3, 'redis-paused': 5, 'redis-back': 4, restore: 10 }, // 45 s
-  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, 'redis-paused': 5, 'redis-back': 1.5, restore: 4.5 }, // 30 s
+  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, 'redis-paused': 5, 'redis-back': 1.5, restore: 6 }, // 31.5 s (restore: two lease renewals to the fair split, with slack for a loaded machine)
 };
 
 /** The fleet story: `[{ name, start, end, authority, note }]`, times in seconds. */
