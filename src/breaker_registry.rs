@@ -120,7 +120,7 @@ pub fn families() -> Vec<Family> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::breaker::{BreakerSettings, CallOutcome};
+    use crate::rules::breaker::{test_settings, BreakerSettings, CallOutcome};
 
     fn ms(millis: u64) -> Duration {
         Duration::from_millis(millis)
@@ -130,12 +130,7 @@ mod tests {
     fn shared_breaker() -> SharedBreaker {
         let settings = BreakerSettings {
             failure_threshold: 1,
-            failure_rate_threshold: 0.0,
-            rolling_window: ms(10_000),
-            minimum_calls: 0,
-            open: ms(1000),
-            max_open: ms(8000),
-            trial_timeout: ms(500),
+            ..test_settings()
         };
         SharedBreaker::new(Breaker::new(settings, 7))
     }

@@ -116,19 +116,7 @@ fn duration(ms: f64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn object(members: &[(&str, RawValue)]) -> RawValue {
-        RawValue::Object(
-            members
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
-    }
-
-    fn num(n: f64) -> RawValue {
-        RawValue::Number(n)
-    }
+    use crate::options::build::{n as num, obj as object};
 
     fn rule_of(options: RawValue) -> String {
         parse_circuit_breaker(&options).unwrap_err().to_string()

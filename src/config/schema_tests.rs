@@ -4,6 +4,7 @@
 //! so a new entry is tested without a new test.
 
 use super::*;
+use crate::options::build::{n, obj, s};
 use crate::options::catalog::{
     ALL, CIRCUIT_BREAKER, FLEET, HTTP_AUTHORITY, INSPECT_AUTHORITY, LOGGER, METRICS,
     REFRESH_BREAKER, WHEN_READY,
@@ -18,23 +19,6 @@ enum Parser {
     CircuitBreaker,
     WhenReady,
     Metrics,
-}
-
-fn obj(members: &[(&str, RawValue)]) -> RawValue {
-    RawValue::Object(
-        members
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-    )
-}
-
-fn s(text: &str) -> RawValue {
-    RawValue::String(text.to_owned())
-}
-
-fn n(value: f64) -> RawValue {
-    RawValue::Number(value)
 }
 
 fn is(a: &Group, b: &Group) -> bool {

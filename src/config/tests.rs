@@ -4,26 +4,10 @@ use std::time::Duration;
 
 use super::*;
 use crate::metrics::Format;
+use crate::options::build::{n, obj, s};
 use crate::options::catalog::{BUDGET, HTTP_AUTHORITY, INSPECT_AUTHORITY, REFRESH};
 use crate::options::limits;
 use crate::options::schema::Group;
-
-fn obj(members: &[(&str, RawValue)]) -> RawValue {
-    RawValue::Object(
-        members
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-    )
-}
-
-fn s(text: &str) -> RawValue {
-    RawValue::String(text.to_owned())
-}
-
-fn n(value: f64) -> RawValue {
-    RawValue::Number(value)
-}
 
 const SECRET: &str = "sk_live_unit_test_secret";
 

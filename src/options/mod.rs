@@ -17,5 +17,7 @@ mod docs;
 #[cfg(test)]
 mod render;
 
+#[cfg(test)]
+pub use raw::build;
 pub use raw::{error, ConfigError, RawValue};
 pub use section::{check_length, is_env_name, Section};

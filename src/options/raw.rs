@@ -54,3 +54,26 @@ pub fn error(path: &str, rule: impl Into<String>) -> ConfigError {
         rule: rule.into(),
     }
 }
+
+/// Builders for options objects in tests: `obj(&[("budget", obj(&[("nodes", n(2.0))]))])`.
+#[cfg(test)]
+pub mod build {
+    use super::RawValue;
+
+    pub fn obj(members: &[(&str, RawValue)]) -> RawValue {
+        RawValue::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+
+    pub fn s(text: &str) -> RawValue {
+        RawValue::String(text.to_owned())
+    }
+
+    pub fn n(value: f64) -> RawValue {
+        RawValue::Number(value)
+    }
+}

@@ -355,6 +355,21 @@ impl Breaker {
     }
 }
 
+/// Settings for tests: trips on 3 consecutive failures, no rate rule, a 10 s rolling window,
+/// open 1 s doubling to 8 s, trial permits of 500 ms.
+#[cfg(test)]
+pub fn test_settings() -> BreakerSettings {
+    BreakerSettings {
+        failure_threshold: 3,
+        failure_rate_threshold: 0.0,
+        rolling_window: Duration::from_millis(10_000),
+        minimum_calls: 0,
+        open: Duration::from_millis(1000),
+        max_open: Duration::from_millis(8000),
+        trial_timeout: Duration::from_millis(500),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,15 +380,7 @@ mod tests {
     }
 
     fn settings() -> BreakerSettings {
-        BreakerSettings {
-            failure_threshold: 3,
-            failure_rate_threshold: 0.0,
-            rolling_window: ms(10_000),
-            minimum_calls: 0,
-            open: ms(1000),
-            max_open: ms(8000),
-            trial_timeout: ms(500),
-        }
+        test_settings()
     }
 
     fn breaker(settings: BreakerSettings) -> Breaker {
