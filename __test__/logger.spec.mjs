@@ -272,6 +272,8 @@ describe('the logger option is validated', () => {
       const err = catchError(() => pool.make({ ...fastOptions(a), logger }));
       assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG', `code (${err.message})`);
       assert.match(err.message, /\blogger\b/, 'the message names the option');
+      // One rule, whether the config (not an object) or the binding (a method missing) refuses.
+      assert.match(err.message, /must be an object with info, warn and error methods/, 'the rule');
       await quietPeriod(60); // absence: a rejected configuration starts no refresh
       assert.equal(a.callCount, 0, 'inspect was called for a sentinel that was never made');
     });

@@ -10,6 +10,11 @@ use std::time::Duration;
 use crate::refresher::Task;
 use crate::rules::{Outcome, Readiness, Reason, Status};
 
+/// What the `logger` option must be. The config checks that it is an object; its methods are
+/// checked where they can be seen (a pino logger keeps them on its prototype).
+pub const LOGGER_RULE: &str =
+    "must be an object with info, warn and error methods (pino-style: (obj, msg))";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     Info,

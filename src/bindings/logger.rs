@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 
 use super::errors::{self, Kind};
 use super::types::millisecond_seconds;
-use crate::logging::{Field, Level, Line};
+use crate::logging::{Field, Level, Line, LOGGER_RULE};
 
 pub struct JsLogger(ObjectRef<false>);
 
@@ -27,7 +27,7 @@ impl JsLogger {
                     env.raw(),
                     Kind::Error,
                     errors::CONFIG,
-                    "logger: must have info, warn and error methods (pino-style: (obj, msg))",
+                    &format!("logger: {LOGGER_RULE} (no {} method)", level.method()),
                 ));
             }
         }

@@ -22,6 +22,7 @@ pub use breaker::{parse_circuit_breaker, CircuitBreakerConfig};
 pub use fleet::FleetConfig;
 pub use method_options::{parse_metrics_options, parse_when_ready};
 
+use crate::logging::LOGGER_RULE;
 use crate::options::catalog::SENTINEL;
 use crate::options::{error, ConfigError, RawValue, Section};
 use crate::rules::breaker::BreakerSettings;
@@ -49,10 +50,7 @@ pub fn parse_options(
     match top.get("logger") {
         RawValue::Undefined | RawValue::Object(_) => {}
         other => {
-            let rule = format!(
-                "must be an object with info, warn and error methods (got {})",
-                other.type_name()
-            );
+            let rule = format!("{LOGGER_RULE} (got {})", other.type_name());
             return Err(error("logger", rule));
         }
     }
