@@ -185,11 +185,29 @@ export interface FleetReadout {
   /** Live nodes as of the last answer from Redis (`null` before any). */
   liveNodes: number | null
   /**
+   * This node's `budget.fleet.maxNodes` (more live nodes than this take their floors from
+   * the pool).
+   */
+  maxNodes: number
+  /**
    * The fleet's expired or released units waiting to be settled, as of the last answer
    * (`null` before any).
    */
   chargedUnits: number | null
+  /**
+   * `true` while no grant may grow: before Redis answers, and for leaseSeconds + 2 s after a
+   * fresh start or a lost state, until a valid refresh settles the fleet.
+   */
+  growthHeld: boolean
+  /**
+   * The kind of the last failed Redis call (`connect`, `timeout`, `tls`, `auth`, `noperm`,
+   * `response`, `malformed`); `null` once a call succeeds.
+   */
+  redisError: FleetRedisError | null
 }
+
+/** Why the last Redis call of a fleet node failed. */
+export type FleetRedisError = 'connect' | 'timeout' | 'tls' | 'auth' | 'noperm' | 'response' | 'malformed'
 
 /** One metric family of `metricFamilies()`: what `metrics()` renders as text. */
 export interface MetricFamily {

@@ -839,6 +839,7 @@ module.exports.BreakerCore = nativeBinding.BreakerCore
 module.exports.Sentinel = nativeBinding.Sentinel
 module.exports.computeBudget = nativeBinding.computeBudget
 module.exports.FleetMode = nativeBinding.FleetMode
+module.exports.FleetRedisError = nativeBinding.FleetRedisError
 module.exports.nativeNoop = nativeBinding.nativeNoop
 module.exports.ReadinessReason = nativeBinding.ReadinessReason
 module.exports.ReadinessStatus = nativeBinding.ReadinessStatus

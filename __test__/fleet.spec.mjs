@@ -35,7 +35,7 @@ import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_V
 const { Sentinel } = createRequire(import.meta.url)('../index.js');
 
 const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
-const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'leaseRemainingSeconds', 'liveNodes', 'mode', 'nodeBudgetUnits'];
+const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'liveNodes', 'maxNodes', 'mode', 'nodeBudgetUnits', 'redisError'];
 const MODES = ['connecting', 'leased', 'floor'];
 
 const PW = `pw${randomBytes(12).toString('hex')}`;

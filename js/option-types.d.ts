@@ -77,6 +77,33 @@ export interface FleetOptions {
   reserve?: number;
   /** How long a grant lives in Redis without renewal. From 5 to 600 seconds. Default: 30. */
   leaseSeconds?: number;
+  /**
+   * TLS settings for a `rediss://` URL: a private CA, a client certificate. Only with `rediss://`.
+   * Default: the system's roots, no client certificate.
+   */
+  tls?: FleetTlsOptions;
+}
+
+/**
+ * `budget.fleet.tls`: PEM strings for a `rediss://` Redis behind a private CA, or one that asks
+ * clients for a certificate (`tls-auth-clients yes`).
+ */
+export interface FleetTlsOptions {
+  /**
+   * The CA certificates that sign the Redis server's certificate (they replace the system's roots).
+   * PEM with at least one certificate; at most 1048576 bytes. Default: the system's roots.
+   */
+  ca?: string;
+  /**
+   * The client certificate (chain) this node presents. PEM; give `cert` and `key` together; at most
+   * 1048576 bytes.
+   */
+  cert?: string;
+  /**
+   * The client certificate's private key; a secret, never printed. PEM (PKCS #8, PKCS #1 or SEC1);
+   * give `cert` and `key` together; at most 65536 bytes.
+   */
+  key?: string;
 }
 
 /**

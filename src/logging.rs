@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
+use crate::numbers::u64_as_f64;
 use crate::refresher::Task;
+use crate::rules::fleet::FleetEvent;
 use crate::rules::{Outcome, Readiness, Reason, Status};
 
 /// What the `logger` option must be. The config checks that it is an object; its methods are
@@ -41,6 +43,7 @@ pub enum Field {
     Text(&'static str),
     Seconds(Duration),
     Milliseconds(Duration),
+    Number(f64),
     Null,
 }
 
@@ -112,6 +115,59 @@ pub fn task_failed(task: Task) -> Line {
             ("event", Field::Text("spend_sentinel.internal_error")),
             ("task", Field::Text(task.as_str())),
         ],
+    }
+}
+
+/// A change in the fleet. A Redis that cannot be used, a node beyond `maxNodes` and settings that
+/// differ from the fleet's need a person (error); a lost state passes by itself (warn); Redis
+/// answering again is good news (info). One line per change, never one per retry.
+pub fn fleet_event(event: &FleetEvent) -> Line {
+    let (level, message, mut fields) = match event {
+        FleetEvent::RedisError(Some(kind)) => (
+            Level::Error,
+            format!(
+                "spend-sentinel: fleet Redis calls fail ({}); running on the floor once the \
+                 grant's deadline passes",
+                kind.as_str()
+            ),
+            vec![("redisError", Field::Text(kind.as_str()))],
+        ),
+        FleetEvent::RedisError(None) => (
+            Level::Info,
+            "spend-sentinel: fleet Redis answers again".to_owned(),
+            vec![("redisError", Field::Null)],
+        ),
+        FleetEvent::StateLost => (
+            Level::Warn,
+            "spend-sentinel: Redis lost the fleet's state, failed over or restarted; no grant \
+             grows until leaseSeconds + 2 s have passed and a valid refresh settled the fleet"
+                .to_owned(),
+            Vec::new(),
+        ),
+        FleetEvent::OverMaxNodes { live, max_nodes } => (
+            Level::Error,
+            format!(
+                "spend-sentinel: {live} live fleet nodes, more than maxNodes {max_nodes}: the \
+                 extra floors come out of the pool; raise budget.fleet.maxNodes"
+            ),
+            vec![
+                ("liveNodes", Field::Number(u64_as_f64(*live))),
+                ("maxNodes", Field::Number(f64::from(*max_nodes))),
+            ],
+        ),
+        FleetEvent::Mismatch => (
+            Level::Error,
+            "spend-sentinel: budget.fleet.reserve or maxNodes differ from the live fleet's: this \
+             node gets no grant"
+                .to_owned(),
+            Vec::new(),
+        ),
+    };
+    fields.insert(0, ("event", Field::Text("spend_sentinel.fleet")));
+    Line {
+        level,
+        message,
+        fields,
     }
 }
 
@@ -229,5 +285,32 @@ mod tests {
                 ("task", Field::Text("transitions")),
             ]
         );
+    }
+
+    #[test]
+    fn fleet_changes_make_one_line_each_at_the_level_they_need() {
+        use crate::rules::fleet::ErrorKind;
+        let failing = fleet_event(&FleetEvent::RedisError(Some(ErrorKind::NoPerm)));
+        assert_eq!(failing.level, Level::Error);
+        assert!(failing.message.contains("(noperm)"), "{}", failing.message);
+        assert_eq!(field(&failing, "redisError"), Field::Text("noperm"));
+        assert_eq!(
+            field(&failing, "event"),
+            Field::Text("spend_sentinel.fleet")
+        );
+        let back = fleet_event(&FleetEvent::RedisError(None));
+        assert_eq!(
+            (back.level, field(&back, "redisError")),
+            (Level::Info, Field::Null)
+        );
+        assert_eq!(fleet_event(&FleetEvent::StateLost).level, Level::Warn);
+        let over = fleet_event(&FleetEvent::OverMaxNodes {
+            live: 6,
+            max_nodes: 4,
+        });
+        assert_eq!(over.level, Level::Error);
+        assert_eq!(field(&over, "liveNodes"), Field::Number(6.0));
+        assert!(over.message.contains("maxNodes 4"), "{}", over.message);
+        assert_eq!(fleet_event(&FleetEvent::Mismatch).level, Level::Error);
     }
 }

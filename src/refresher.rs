@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::authority::Authority;
 use crate::clock;
 use crate::rules::breaker::{Breaker, BreakerSettings};
+use crate::rules::fleet::FleetEvent;
 use crate::rules::sentinel_state::Lifecycle;
 use crate::rules::{Outcome, Readiness, Status};
 use crate::runtime;
@@ -31,6 +32,8 @@ pub trait SentinelObserver: Send + Sync + 'static {
     fn refreshed(&self, outcome: Outcome, took: Duration);
     /// A task of this sentinel panicked; the sentinel now fails closed.
     fn task_failed(&self, task: Task);
+    /// The fleet changed in a way the logger hears of.
+    fn fleet_event(&self, _event: &FleetEvent) {}
 }
 
 /// The tasks a sentinel runs, named for logs.
@@ -157,11 +160,15 @@ async fn refresh_loop(
 
 /// The pause before the next refresh, drawn once (`u`) and re-planned whenever the window may
 /// have changed (a new lease, a lease deadline): it is cut short when the window shrinks below
-/// what it assumed, never lengthened.
+/// what it assumed, or so that fresh evidence is in hand before a known lease deadline; never
+/// lengthened.
 async fn pause(shared: &SharedSentinel, u: f64) {
     let started = clock::now();
     let mut until = started + shared.cadence_now().pause(u);
     loop {
+        if let Some(due) = shared.refresh_before_lapse(started) {
+            until = until.min(due);
+        }
         let change = shared.next_budget_change().filter(|at| *at < until);
         tokio::select! {
             _ = tokio::time::sleep_until(clock::deadline(until)) => return,

@@ -58,6 +58,23 @@ impl SharedSentinel {
         self.with_state(|state| state.budget().next_change_after(clock::now()))
     }
 
+    /// When a pause that started at `started` must end so that fresh evidence is in hand before
+    /// the lease deadline shrinks the window (see `FleetBudget::refresh_before_lapse`); never
+    /// sooner than the floor's own cadence allows, so an authority that keeps failing is not
+    /// called in a loop.
+    pub fn refresh_before_lapse(
+        &self,
+        started: std::time::Duration,
+    ) -> Option<std::time::Duration> {
+        let now = clock::now();
+        let (due, floor_window) = self.with_state(|state| {
+            let fleet = state.budget().fleet()?;
+            let due = fleet.refresh_before_lapse(now, state.fleet_local().last_valid_sent)?;
+            Some((due, fleet.shape.stale_window_for(fleet.shape.floor_units())))
+        })?;
+        Some(due.max(started + self.cadence.at(floor_window).min_interval))
+    }
+
     /// A new lease from the fleet (or none): readiness and the cadence see it at once.
     pub fn set_lease(&self, lease: Option<Lease>) {
         self.with_state(|state| state.set_lease(lease));

@@ -14,9 +14,10 @@ use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::{ResolverBuilder, TokioResolver};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// A `reqwest` resolver. Hickory's provider spawns its few background tasks (one per nameserver
+/// A `reqwest` (and `redis`) resolver. Hickory's provider spawns its few background tasks (one per nameserver
 /// connection) on the tokio runtime current at the lookup: ours, since the clients that hold this
 /// resolver are only used from inside it.
+#[derive(Clone)]
 pub struct AsyncResolver(TokioResolver);
 
 impl AsyncResolver {
@@ -67,6 +68,31 @@ impl Resolve for AsyncResolver {
             let lookup = resolver.lookup_ip(name.as_str()).await?;
             // The port is a placeholder: the connector puts the URL's port in.
             let addrs: Addrs = Box::new(lookup.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
+}
+
+/// The fleet's Redis connections resolve names the same way: a connect that times out drops its
+/// lookup with it.
+impl redis::io::AsyncDNSResolver for AsyncResolver {
+    fn resolve<'a, 'b: 'a>(
+        &'a self,
+        host: &'b str,
+        port: u16,
+    ) -> redis::RedisFuture<'a, Box<dyn Iterator<Item = SocketAddr> + Send + 'a>> {
+        let resolver = self.0.clone();
+        Box::pin(async move {
+            let lookup = resolver
+                .lookup_ip(host)
+                .await
+                .map_err(|e| redis::RedisError::from(std::io::Error::other(e)))?;
+            let addrs: Vec<SocketAddr> = lookup
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, port))
+                .collect();
+            let addrs: Box<dyn Iterator<Item = SocketAddr> + Send + 'a> =
+                Box::new(addrs.into_iter());
             Ok(addrs)
         })
     }

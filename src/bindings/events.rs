@@ -15,6 +15,7 @@ use super::types::{Readiness, TransitionEvent};
 use crate::js_thread::JsThread;
 use crate::logging;
 use crate::refresher::{SentinelObserver, Task};
+use crate::rules::fleet::FleetEvent;
 use crate::rules::{self, Outcome, Status};
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
@@ -220,5 +221,9 @@ impl SentinelObserver for JsObserver {
 
     fn task_failed(&self, task: Task) {
         self.0.log(logging::task_failed(task));
+    }
+
+    fn fleet_event(&self, event: &FleetEvent) {
+        self.0.log(logging::fleet_event(event));
     }
 }

@@ -48,6 +48,7 @@ impl JsLogger {
                 Field::Milliseconds(took) => {
                     fields.set_named_property(name, took.as_secs_f64() * 1000.0)?
                 }
+                Field::Number(number) => fields.set_named_property(name, number)?,
                 Field::Null => fields.set_named_property(name, Null)?,
             }
         }

@@ -24,7 +24,7 @@ use crate::fleet::{self, Fleet};
 use crate::js_thread::JsThread;
 use crate::metrics::render_as;
 use crate::options::ConfigError;
-use crate::refresher;
+use crate::refresher::{self, SentinelObserver};
 use crate::rules::SentinelState;
 use crate::shared_sentinel::SharedSentinel;
 
@@ -87,33 +87,22 @@ impl Sentinel {
         let logger = JsLogger::from_options(&env, &options)?;
         let subscribers = JsSubscribers::new(js_thread, shared.clone(), logger);
         close_on_teardown(&env, &shared)?;
+        let observer: Arc<dyn SentinelObserver> = Arc::new(JsObserver(subscribers.clone()));
         let fleet = match &config.fleet {
             None => None,
             Some(fleet) => {
-                let client =
-                    redis::Client::open(fleet.redis_url.expose().as_str()).map_err(|_| {
-                        let error = ConfigError {
-                            path: "budget.fleet.redis".to_owned(),
-                            rule: "is not a URL the Redis client accepts \
-                               (redis://[user:password@]host[:port][/db])"
-                                .to_owned(),
-                        };
-                        config_error(&env, Kind::Error, &error)
-                    })?;
+                let client = fleet::connection::open_client(fleet)
+                    .map_err(|e| config_error(&env, Kind::Error, &e))?;
                 Some(fleet::start(
                     shared.clone(),
                     fleet.shape,
                     &fleet.name,
                     client,
+                    observer.clone(),
                 ))
             }
         };
-        refresher::start(
-            shared.clone(),
-            authority,
-            Arc::new(JsObserver(subscribers.clone())),
-            config.breaker,
-        );
+        refresher::start(shared.clone(), authority, observer, config.breaker);
         Ok(Sentinel {
             shared,
             subscribers,

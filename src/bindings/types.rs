@@ -213,15 +213,59 @@ pub struct FleetReadout {
     /// Live nodes as of the last answer from Redis (`null` before any).
     #[napi(ts_type = "number | null")]
     pub live_nodes: Either<f64, Null>,
+    /// This node's `budget.fleet.maxNodes` (more live nodes than this take their floors from
+    /// the pool).
+    pub max_nodes: f64,
     /// The fleet's expired or released units waiting to be settled, as of the last answer
     /// (`null` before any).
     #[napi(ts_type = "number | null")]
     pub charged_units: Either<f64, Null>,
+    /// `true` while no grant may grow: before Redis answers, and for leaseSeconds + 2 s after a
+    /// fresh start or a lost state, until a valid refresh settles the fleet.
+    pub growth_held: bool,
+    /// The kind of the last failed Redis call (`connect`, `timeout`, `tls`, `auth`, `noperm`,
+    /// `response`, `malformed`); `null` once a call succeeds.
+    #[napi(ts_type = "FleetRedisError | null")]
+    pub redis_error: Either<FleetRedisError, Null>,
 }
 
-impl From<crate::fleet::FleetStatus> for FleetReadout {
-    fn from(status: crate::fleet::FleetStatus) -> Self {
-        use crate::fleet::Mode;
+/// Why the last Redis call of a fleet node failed.
+#[napi(string_enum)]
+pub enum FleetRedisError {
+    #[napi(value = "connect")]
+    Connect,
+    #[napi(value = "timeout")]
+    Timeout,
+    #[napi(value = "tls")]
+    Tls,
+    #[napi(value = "auth")]
+    Auth,
+    #[napi(value = "noperm")]
+    NoPerm,
+    #[napi(value = "response")]
+    Response,
+    #[napi(value = "malformed")]
+    Malformed,
+}
+
+impl From<crate::rules::fleet::ErrorKind> for FleetRedisError {
+    fn from(kind: crate::rules::fleet::ErrorKind) -> Self {
+        use crate::rules::fleet::ErrorKind;
+        match kind {
+            ErrorKind::Connect => FleetRedisError::Connect,
+            ErrorKind::Timeout => FleetRedisError::Timeout,
+            ErrorKind::Tls => FleetRedisError::Tls,
+            ErrorKind::Auth => FleetRedisError::Auth,
+            ErrorKind::NoPerm => FleetRedisError::NoPerm,
+            ErrorKind::Response => FleetRedisError::Response,
+            ErrorKind::Malformed => FleetRedisError::Malformed,
+        }
+    }
+}
+
+impl From<crate::rules::fleet::FleetStatus> for FleetReadout {
+    fn from(status: crate::rules::fleet::FleetStatus) -> Self {
+        use crate::rules::fleet::Mode;
         let or_null = |v: Option<f64>| v.map_or(Either::B(Null), Either::A);
         FleetReadout {
             mode: match status.mode {
@@ -234,7 +278,12 @@ impl From<crate::fleet::FleetStatus> for FleetReadout {
             node_budget_units: status.node_budget_units,
             lease_remaining_seconds: millisecond_seconds(status.lease_remaining),
             live_nodes: or_null(status.live_nodes.map(u64_as_f64)),
+            max_nodes: f64::from(status.max_nodes),
             charged_units: or_null(status.charged_units),
+            growth_held: status.growth_held,
+            redis_error: status
+                .redis_error
+                .map_or(Either::B(Null), |kind| Either::A(kind.into())),
         }
     }
 }

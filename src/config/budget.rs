@@ -80,5 +80,9 @@ pub(super) fn parse_cadence(
     };
     let cadence =
         compute_cadence(&input, smallest_stale_window).map_err(|e| error(e.option(), e.rule()))?;
-    Ok(CadencePlan::from_input(&input, cadence))
+    let plan = CadencePlan::from_input(&input, cadence);
+    Ok(match budget {
+        BudgetSource::Static(_) => plan,
+        BudgetSource::Fleet(_) => plan.for_fleet(),
+    })
 }

@@ -16,9 +16,27 @@ use crate::secret::Secret;
 pub struct FleetConfig {
     /// `redis://` or `rediss://`, possibly with a user and password: never shown.
     pub redis_url: Secret<String>,
+    /// `budget.fleet.tls`, for a `rediss://` URL.
+    pub tls: Option<FleetTls>,
     /// The fleet's identity; every key is under the hash tag `{spend-sentinel:<name>}`.
     pub name: String,
     pub shape: FleetShape,
+}
+
+/// `budget.fleet.tls`: PEM strings, checked at construction.
+#[derive(Debug, Clone)]
+pub struct FleetTls {
+    /// The CA certificates that replace the system's roots.
+    pub ca: Option<String>,
+    /// The client certificate (chain) and its private key, given together.
+    pub client: Option<ClientCertificate>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientCertificate {
+    pub cert: String,
+    /// A secret: never shown.
+    pub key: Secret<String>,
 }
 
 /// Parses `budget.fleet` for a budget of `b` units at `r` units/s.
@@ -30,6 +48,7 @@ pub(crate) fn parse_fleet(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<FleetConfig, ConfigError> {
     let redis_url = parse_redis_url(fleet, env)?;
+    let tls = parse_tls(fleet, redis_url.expose().starts_with("rediss:"))?;
     let name = parse_name(fleet)?;
     // Ranges and defaults are the schema's.
     let Some(max_nodes) = fleet.number("maxNodes")? else {
@@ -42,6 +61,7 @@ pub(crate) fn parse_fleet(
     let lease_seconds = fleet.number_or_default("leaseSeconds")?;
     Ok(FleetConfig {
         redis_url,
+        tls,
         name,
         shape: FleetShape {
             fleet_ceiling_units: b,
@@ -54,6 +74,63 @@ pub(crate) fn parse_fleet(
             max_stale: max_stale.map(Duration::from_secs_f64),
         },
     })
+}
+
+fn parse_tls(fleet: &Section<'_>, tls_url: bool) -> Result<Option<FleetTls>, ConfigError> {
+    let Some(tls) = fleet.section("tls")? else {
+        return Ok(None);
+    };
+    if !tls_url {
+        return Err(error(
+            &fleet.path_of("tls"),
+            "needs a rediss:// URL in budget.fleet.redis (TLS); redis:// is plain TCP",
+        ));
+    }
+    let ca = tls.string("ca")?.map(str::to_owned);
+    if let Some(ca) = &ca {
+        if !holds_certificates(ca) {
+            return Err(error(
+                &tls.path_of("ca"),
+                "must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)",
+            ));
+        }
+    }
+    let client = match (tls.string("cert")?, tls.string("key")?) {
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(error(
+                &tls.path_of("key"),
+                "give budget.fleet.tls.cert and budget.fleet.tls.key together (a client \
+                 certificate and its private key)",
+            ))
+        }
+        (Some(cert), Some(key)) => {
+            if !holds_certificates(cert) {
+                return Err(error(
+                    &tls.path_of("cert"),
+                    "must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)",
+                ));
+            }
+            // The key is never echoed: only whether it is a key that goes with the certificate.
+            let pair = format!("{cert}\n{key}");
+            if reqwest::Identity::from_pem(pair.as_bytes()).is_err() {
+                return Err(error(
+                    &tls.path_of("key"),
+                    "must be a PEM private key (PKCS #8, PKCS #1 or SEC1: -----BEGIN ... PRIVATE \
+                     KEY-----) for budget.fleet.tls.cert",
+                ));
+            }
+            Some(ClientCertificate {
+                cert: cert.to_owned(),
+                key: Secret::new(key.to_owned()),
+            })
+        }
+    };
+    Ok(Some(FleetTls { ca, client }))
+}
+
+fn holds_certificates(pem: &str) -> bool {
+    reqwest::Certificate::from_pem_bundle(pem.as_bytes()).is_ok_and(|certs| !certs.is_empty())
 }
 
 fn parse_name(fleet: &Section<'_>) -> Result<String, ConfigError> {

@@ -19,7 +19,7 @@ mod tests;
 
 pub use authority::{AuthorityConfig, HttpAuthorityConfig};
 pub use breaker::{parse_circuit_breaker, CircuitBreakerConfig};
-pub use fleet::FleetConfig;
+pub use fleet::{ClientCertificate, FleetConfig, FleetTls};
 pub use method_options::{parse_metrics_options, parse_when_ready};
 
 use crate::logging::LOGGER_RULE;

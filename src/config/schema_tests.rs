@@ -6,7 +6,7 @@
 use super::*;
 use crate::options::build::{n, obj, s};
 use crate::options::catalog::{
-    ALL, CIRCUIT_BREAKER, FLEET, HTTP_AUTHORITY, INSPECT_AUTHORITY, LOGGER, METRICS,
+    ALL, CIRCUIT_BREAKER, FLEET, FLEET_TLS, HTTP_AUTHORITY, INSPECT_AUTHORITY, LOGGER, METRICS,
     REFRESH_BREAKER, WHEN_READY,
 };
 use crate::options::schema::{join, Default, Group, Keys, Kind, Opt};
@@ -55,14 +55,19 @@ fn context_at(group: &'static Group) -> (Parser, RawValue, &'static str) {
     if is(group, &INSPECT_AUTHORITY) {
         return sentinel(budget(), None, obj(&[("inspect", RawValue::Function)]));
     }
-    if is(group, &FLEET) {
+    if is(group, &FLEET) || is(group, &FLEET_TLS) {
         let mut budget = budget();
         budget.retain(|(k, _)| *k != "nodes");
-        let fleet = obj(&[
+        let mut members = vec![
             ("redis", s("redis://127.0.0.1:6379")),
             ("name", s("metering")),
             ("maxNodes", n(4.0)),
-        ]);
+        ];
+        if is(group, &FLEET_TLS) {
+            members[0] = ("redis", s("rediss://127.0.0.1:6380"));
+            members.push(("tls", obj(&[])));
+        }
+        let fleet = obj(&members);
         budget.push(("fleet", fleet));
         return sentinel(budget, None, http);
     }

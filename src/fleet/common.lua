@@ -1,16 +1,16 @@
--- Shared by every fleet script. KEYS[1] the fleet record (hash), KEYS[2] the live leases
--- (hash: node id -> "grant|expires_ms|want|b|seq"), KEYS[3] the charges waiting to be settled
--- (sorted set: score = the Redis time they were charged at, member = "id|units").
--- Every key shares the hash tag {spend-sentinel:<name>}, so the scripts run on Redis Cluster.
--- The invariant every script keeps: sum of live grants + charged units <= the pool.
--- Times are the server's (TIME), never a node's.
+-- Shared by the fleet scripts. KEYS[1] holds a fleet's whole state, one hash, so that eviction,
+-- DEL or FLUSHDB lose all of it or none of it:
+--   meta fields  id, version, epoch, held, server, clock, cseq, reserve, max_nodes
+--   n:<node>     a live lease: "grant|expires|want|b|seq"
+--   t:<node>     a released node, kept a lease long so a late renewal cannot revive it: "expires|seq"
+--   c:<number>   units charged (an expired lease's grant, a release's used part), numbered
+-- The invariant every script keeps: live grants + charged units <= the pool lent.
+--
+-- Time: `clock` (ms) is the fleet's own clock. It only moves when a node reports how much time
+-- its monotonic clock saw pass since its last answer (a lower bound), never by Redis's TIME, so
+-- no step of the server's clock can expire a lease early. Charges settle by number, not time.
 
-local fleet_key, leases_key, charges_key = KEYS[1], KEYS[2], KEYS[3]
-
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local key = KEYS[1]
 
 local function num(x) return string.format('%.17g', x) end
 
@@ -20,97 +20,145 @@ local function split(s)
   return out
 end
 
-local function read_fleet()
-  local flat = redis.call('HGETALL', fleet_key)
+-- The server we run on: a failover or a restart changes it, and the state it holds may then be
+-- older than what the nodes were told. Also the replicas connected now, for WAIT.
+local function server()
+  local id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
+  local replication = redis.call('INFO', 'replication')
+  local replid = string.match(replication, 'master_replid:(%w+)') or ''
+  local replicas = tonumber(string.match(replication, 'connected_slaves:(%d+)') or '0')
+  return id .. ':' .. replid, replicas
+end
+
+local function read_state()
+  local flat = redis.call('HGETALL', key)
   if #flat == 0 then return nil end
-  local f = {}
-  for i = 1, #flat, 2 do f[flat[i]] = flat[i + 1] end
-  return {
-    id = f.id, version = tonumber(f.version), hold_until = tonumber(f.hold_until),
-    settled = tonumber(f.settled), reserve = tonumber(f.reserve),
-    max_nodes = tonumber(f.max_nodes), charged = tonumber(f.charged), seq = tonumber(f.seq or '0'),
-  }
-end
-
--- A missing record is a fresh fleet or lost state: either way, no grant grows until every lease
--- granted before now has lapsed (lease + 2 s) and a valid refresh sent after that has settled.
-local function open_fleet(now, lease_ms, new_id, reserve, max_nodes)
-  local fleet = read_fleet()
-  if fleet then return fleet, false end
-  redis.call('DEL', leases_key, charges_key)
-  return {
-    id = new_id, version = 0, hold_until = now + lease_ms + 2000, settled = 0,
-    reserve = reserve, max_nodes = max_nodes, charged = 0, seq = 0,
-  }, true
-end
-
--- A node that saw another fleet id, or a newer version than Redis has, is looking at a Redis that
--- lost writes (restart without persistence, failover, deleted keys): hold growth again.
-local function detect_loss(fleet, now, lease_ms, known_id, known_version)
-  if known_id ~= '' and (known_id ~= fleet.id or fleet.version < known_version) then
-    fleet.hold_until = math.max(fleet.hold_until, now + lease_ms + 2000)
-    fleet.settled = 0
-    return true
-  end
-  return false
-end
-
-local function read_leases()
-  local flat = redis.call('HGETALL', leases_key)
-  local leases = {}
+  local s = { leases = {}, gone = {}, charges = {}, dirty = {} }
   for i = 1, #flat, 2 do
-    local p = split(flat[i + 1])
-    leases[flat[i]] = {
-      grant = tonumber(p[1]), expires = tonumber(p[2]), want = tonumber(p[3]),
-      b = tonumber(p[4]), seq = tonumber(p[5]),
-    }
+    local field, value = flat[i], flat[i + 1]
+    local kind, rest = string.sub(field, 1, 2), string.sub(field, 3)
+    if kind == 'n:' then
+      local p = split(value)
+      s.leases[rest] = { grant = tonumber(p[1]), expires = tonumber(p[2]), want = tonumber(p[3]),
+        b = tonumber(p[4]), seq = tonumber(p[5]) }
+    elseif kind == 't:' then
+      local p = split(value)
+      s.gone[rest] = { expires = tonumber(p[1]), seq = tonumber(p[2]) }
+    elseif kind == 'c:' then
+      s.charges[tonumber(rest)] = tonumber(value)
+    else
+      s[field] = value
+    end
   end
-  return leases
+  s.version, s.held, s.clock = tonumber(s.version), tonumber(s.held), tonumber(s.clock)
+  s.cseq, s.reserve, s.max_nodes = tonumber(s.cseq), tonumber(s.reserve), tonumber(s.max_nodes)
+  return s
 end
 
-local function charge(fleet, at, node, units)
+-- A fleet with no state: new, or its state was lost. Either way growth is held until every lease
+-- granted before has lapsed and a valid refresh sent after that has settled the fleet.
+local function fresh_state(id, server_id, reserve, max_nodes)
+  return { leases = {}, gone = {}, charges = {}, dirty = {}, id = id, version = 0,
+    epoch = id, held = 1, server = server_id, clock = 0, cseq = 0, reserve = reserve,
+    max_nodes = max_nodes }
+end
+
+-- A loss this state can tell: a new epoch begins, held. Charges of the old epoch stay charged.
+local function new_epoch(s, epoch, known_version)
+  s.epoch, s.held = epoch, 1
+  s.version = math.max(s.version, known_version)
+end
+
+-- Field writes, applied by `save` (the last one to a field wins; false deletes it).
+local function put(s, field, value) s.dirty[field] = value end
+local function drop(s, field) s.dirty[field] = false end
+
+local function charge(s, units)
   if units > 0 then
-    fleet.seq = fleet.seq + 1
-    redis.call('ZADD', charges_key, at, node .. ':' .. fleet.seq .. '|' .. num(units))
-    fleet.charged = fleet.charged + units
+    s.cseq = s.cseq + 1
+    s.charges[s.cseq] = units
+    put(s, 'c:' .. s.cseq, num(units))
   end
+end
+
+-- Many charges waiting (a long outage with churn): the oldest are merged into the next one. A
+-- merged charge settles with the later number: later, never sooner.
+local MAX_CHARGES = 64
+local function bound_charges(s)
+  local numbers = {}
+  for n, _ in pairs(s.charges) do numbers[#numbers + 1] = n end
+  if #numbers <= MAX_CHARGES then return end
+  table.sort(numbers)
+  for i = 1, #numbers - MAX_CHARGES do
+    local from, to = numbers[i], numbers[i + 1]
+    s.charges[to] = s.charges[to] + s.charges[from]
+    s.charges[from] = nil
+    drop(s, 'c:' .. from)
+    put(s, 'c:' .. to, num(s.charges[to]))
+  end
+end
+
+-- A node's report of the time that passed moves the fleet clock, within the lineage it knows.
+local function advance(s, known_id, clock_to)
+  if known_id == s.id and clock_to > s.clock then s.clock = clock_to end
 end
 
 -- An expired lease is not returned to the pool: its whole grant may have been spent, so it stays
--- charged (at its expiry time) until a valid refresh sent after that settles it.
-local function sweep(fleet, leases, now)
-  for node, lease in pairs(leases) do
-    if lease.expires <= now then
-      charge(fleet, lease.expires, node, lease.grant)
-      redis.call('HDEL', leases_key, node)
-      leases[node] = nil
+-- charged until a valid refresh sent after a node saw the charge settles it.
+local function sweep(s)
+  for node, lease in pairs(s.leases) do
+    if lease.expires <= s.clock then
+      charge(s, lease.grant)
+      s.leases[node] = nil
+      drop(s, 'n:' .. node)
+    end
+  end
+  for node, gone in pairs(s.gone) do
+    if gone.expires <= s.clock then
+      s.gone[node] = nil
+      drop(s, 't:' .. node)
     end
   end
 end
 
-local function save(fleet, ttl_ms)
-  fleet.version = fleet.version + 1
-  redis.call('HSET', fleet_key, 'id', fleet.id, 'version', fleet.version,
-    'hold_until', fleet.hold_until, 'settled', fleet.settled, 'reserve', num(fleet.reserve),
-    'max_nodes', fleet.max_nodes, 'charged', num(math.max(fleet.charged, 0)), 'seq', fleet.seq)
-  -- Expiry written by the same script as the state: an idle fleet's keys vanish together, which
-  -- the next call treats like lost state (safe).
-  redis.call('PEXPIRE', fleet_key, ttl_ms)
-  redis.call('PEXPIRE', leases_key, ttl_ms)
-  redis.call('PEXPIRE', charges_key, ttl_ms)
+local function charged(s)
+  local total = 0
+  for _, units in pairs(s.charges) do total = total + units end
+  return total
 end
 
-local function count(leases)
+local function count(t)
   local n = 0
-  for _ in pairs(leases) do n = n + 1 end
+  for _ in pairs(t) do n = n + 1 end
   return n
 end
 
--- The reply every script ends with (numbers as strings: Lua numbers would be truncated).
-local function reply(fleet, now, leases, extra)
+local function save(s, ttl_ms)
+  s.version = s.version + 1
+  for _, field in ipairs({ 'id', 'epoch', 'server' }) do put(s, field, s[field]) end
+  for _, field in ipairs({ 'version', 'held', 'cseq', 'max_nodes' }) do put(s, field, tostring(s[field])) end
+  put(s, 'clock', num(s.clock))
+  put(s, 'reserve', num(s.reserve))
+  local sets, dels = {}, {}
+  for field, value in pairs(s.dirty) do
+    if value then
+      sets[#sets + 1] = field
+      sets[#sets + 1] = value
+    else
+      dels[#dels + 1] = field
+    end
+  end
+  if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
+  redis.call('HSET', key, unpack(sets))
+  -- An idle fleet's state vanishes, which its next call treats like a loss (safe).
+  redis.call('PEXPIRE', key, ttl_ms)
+end
+
+-- The reply every script ends with (numbers as strings: Lua would truncate them).
+local function reply(s, replicas, loss, extra)
   local out = {
-    num(now), fleet.id, tostring(fleet.version), num(fleet.hold_until), tostring(fleet.settled),
-    tostring(count(leases)), num(math.max(fleet.charged, 0)),
+    s.id, tostring(s.version), s.epoch, tostring(s.held), num(s.clock), tostring(count(s.leases)),
+    tostring(s.max_nodes), num(charged(s)), tostring(s.cseq), tostring(replicas), loss and '1' or '0',
   }
   for _, v in ipairs(extra) do out[#out + 1] = v end
   return out

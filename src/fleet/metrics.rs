@@ -1,9 +1,9 @@
 //! The fleet's metric families, read at scrape time from [`FleetStatus`]. Labels take closed
 //! sets only (modes, error kinds).
 
-use super::{ErrorKind, FleetStatus, Mode};
 use crate::metrics::{by_label, single, Family};
 use crate::numbers::u64_as_f64;
+use crate::rules::fleet::{ErrorKind, FleetStatus, Mode};
 
 pub fn families(status: &FleetStatus) -> Vec<Family> {
     vec![
@@ -21,6 +21,11 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
             "spend_sentinel_fleet_live_nodes",
             "Live nodes holding a lease, as of the last answer from Redis.",
             u64_as_f64(status.live_nodes.unwrap_or(0)),
+        ),
+        single(
+            "spend_sentinel_fleet_max_nodes",
+            "This node's budget.fleet.maxNodes: live nodes above it take their floors from the pool.",
+            f64::from(status.max_nodes),
         ),
         single(
             "spend_sentinel_fleet_charged_units",
@@ -44,7 +49,7 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
         ),
         by_label(
             "spend_sentinel_fleet_redis_errors_total",
-            "Failed Redis calls by kind (connect, timeout, response, malformed).",
+            "Failed Redis calls by kind (connect, timeout, tls, auth, noperm, response, malformed).",
             "counter",
             "kind",
             ErrorKind::ALL

@@ -1,13 +1,12 @@
-//! The three atomic Lua scripts and how they are called. `redis::Script` sends EVALSHA and
-//! reloads the script by itself on NOSCRIPT (a restarted Redis), so callers never see that.
+//! The two atomic Lua scripts (renew, release) and their arguments. `redis::Script` sends
+//! EVALSHA and loads the script itself on NOSCRIPT (a restarted Redis), so callers never see that.
 
 use std::sync::OnceLock;
 
-use redis::aio::MultiplexedConnection;
-use redis::Script;
+use redis::{Script, ScriptInvocation};
 
-use super::session::Renewal;
 use crate::numbers::millis_u64;
+use crate::rules::fleet::{ReleaseRequest, RenewRequest};
 use crate::rules::lease::FleetShape;
 
 fn script(cell: &'static OnceLock<Script>, body: &'static str) -> &'static Script {
@@ -24,104 +23,62 @@ fn release_script() -> &'static Script {
     script(&CELL, include_str!("release.lua"))
 }
 
-fn settle_script() -> &'static Script {
-    static CELL: OnceLock<Script> = OnceLock::new();
-    script(&CELL, include_str!("settle.lua"))
+/// The fleet's one key: its whole state, under the hash tag `{spend-sentinel:<name>}` (one Redis
+/// Cluster slot).
+pub fn fleet_key(name: &str) -> String {
+    format!("{{spend-sentinel:{name}}}")
 }
 
-/// The fleet's three keys, all under one hash tag (one Redis Cluster slot).
-#[derive(Debug, Clone)]
-pub struct Keys([String; 3]);
-
-impl Keys {
-    /// The fleet record (0), the leases (1), the charges (2).
-    #[cfg(test)]
-    pub fn name(&self, index: usize) -> &str {
-        &self.0[index]
-    }
-
-    pub fn new(name: &str) -> Self {
-        let tag = format!("{{spend-sentinel:{name}}}");
-        Keys([
-            format!("{tag}:fleet"),
-            format!("{tag}:leases"),
-            format!("{tag}:charges"),
-        ])
-    }
-}
-
-/// How long Redis keeps an idle fleet's keys: long past any lease, short enough to clean up.
+/// How long Redis keeps an idle fleet's state: long past any lease, short enough to clean up.
 fn ttl_ms(shape: &FleetShape) -> u64 {
     millis_u64(shape.lease).saturating_mul(10).max(3_600_000)
 }
 
-fn lease_ms(shape: &FleetShape) -> u64 {
-    millis_u64(shape.lease)
-}
-
-pub async fn renew(
-    conn: &mut MultiplexedConnection,
-    keys: &Keys,
+/// The arguments of one renewal, in the order `renew.lua` reads them.
+pub fn renew<'a>(
+    key: &str,
     node: &str,
-    new_fleet_id: &str,
+    new_id: &str,
     shape: &FleetShape,
-    renewal: &Renewal,
-) -> redis::RedisResult<Vec<String>> {
+    request: &RenewRequest,
+) -> ScriptInvocation<'a> {
     let mut call = renew_script().prepare_invoke();
-    for key in &keys.0 {
-        call.key(key);
-    }
-    call.arg(node)
-        .arg(renewal.seq)
-        .arg(renewal.want)
-        .arg(renewal.keep)
+    call.key(key)
+        .arg(node)
+        .arg(request.seq)
+        .arg(request.want.unwrap_or(-1.0))
+        .arg(request.keep)
         .arg(shape.fleet_ceiling_units)
         .arg(shape.reserve)
         .arg(shape.max_nodes)
-        .arg(lease_ms(shape))
-        .arg(&renewal.known_id)
-        .arg(renewal.known_version)
-        .arg(new_fleet_id)
+        .arg(millis_u64(shape.lease))
+        .arg(&request.known.fleet_id)
+        .arg(request.known.version)
+        .arg(&request.known.epoch)
+        .arg(request.acked_seq)
+        .arg(request.clock_to_ms.unwrap_or(-1.0))
+        .arg(request.settle_through)
+        .arg(request.end_hold.as_deref().unwrap_or(""))
+        .arg(new_id)
         .arg(ttl_ms(shape));
-    call.invoke_async(conn).await
+    call
 }
 
-pub async fn release(
-    conn: &mut MultiplexedConnection,
-    keys: &Keys,
+/// The arguments of the release, in the order `release.lua` reads them.
+pub fn release<'a>(
+    key: &str,
     node: &str,
-    used_units: f64,
     shape: &FleetShape,
-) -> redis::RedisResult<Vec<String>> {
+    request: &ReleaseRequest,
+) -> ScriptInvocation<'a> {
     let mut call = release_script().prepare_invoke();
-    for key in &keys.0 {
-        call.key(key);
-    }
-    call.arg(node).arg(used_units).arg(ttl_ms(shape));
-    call.invoke_async(conn).await
-}
-
-#[allow(clippy::too_many_arguments)]
-pub async fn settle(
-    conn: &mut MultiplexedConnection,
-    keys: &Keys,
-    cutoff_ms: f64,
-    known_id: &str,
-    known_version: u64,
-    new_fleet_id: &str,
-    shape: &FleetShape,
-) -> redis::RedisResult<Vec<String>> {
-    let mut call = settle_script().prepare_invoke();
-    for key in &keys.0 {
-        call.key(key);
-    }
-    call.arg(cutoff_ms)
-        .arg(lease_ms(shape))
-        .arg(known_id)
-        .arg(known_version)
-        .arg(new_fleet_id)
-        .arg(shape.reserve)
-        .arg(shape.max_nodes)
+    call.key(key)
+        .arg(node)
+        .arg(request.seq)
+        .arg(request.used_units)
+        .arg(millis_u64(shape.lease))
+        .arg(&request.known.fleet_id)
+        .arg(request.clock_to_ms.unwrap_or(-1.0))
         .arg(ttl_ms(shape));
-    call.invoke_async(conn).await
+    call
 }

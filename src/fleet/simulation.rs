@@ -1,12 +1,16 @@
 //! A seeded randomized simulation of a fleet against a real `redis-server` (started here on a
-//! free port): nodes join, admit, refresh, renew, settle, shrink to their share, crash, close,
-//! get partitioned or lose replies; the authority goes down and comes back; Redis loses the
-//! fleet's keys. An independent checker keeps every admission and asserts the ceiling: the units
-//! admitted by all nodes together while the authority is down never pass b. It also checks the
-//! scripts' own invariant after every step: live grants + charged units ≤ the pool.
+//! free port), on a fake clock: nodes join, admit, refresh, renew, give back, crash, close, get
+//! partitioned, lose replies or have a renewal delivered late; the authority goes down and comes
+//! back; Redis loses the fleet's state (the key deleted, as eviction or FLUSHDB would) or fails
+//! over to a copy that missed writes (an older snapshot of the key, served by "another server").
 //!
-//! Node-side decisions use the real pieces (`SentinelState`, `FleetBudget`, `Session`, the scripts); only
-//! the schedule is random instead of timed, which explores more interleavings than the task's.
+//! Every node decision is the real one: [`SentinelState`] admits and verifies, [`FleetNode`]
+//! builds each request and reads each answer, the real scripts run in Redis. Only the schedule is
+//! random instead of timed, which explores more interleavings than the task's. Time is fake: the
+//! fleet clock in Redis moves only by what the nodes report, so no sleep is needed.
+//!
+//! The checker knows nothing of grants: it keeps every admission and asserts the ceiling, the
+//! units admitted by all nodes together since the authority went down ≤ b.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -16,9 +20,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use redis::aio::MultiplexedConnection;
 
-use super::scripts::{self, Keys};
-use super::session::{FleetReply, Session};
-use crate::rules::lease::{FleetBudget, FleetShape, Lease};
+use super::scripts;
+use crate::rules::fleet::{FleetNode, FleetReply, RenewRequest};
+use crate::rules::lease::{FleetBudget, FleetShape};
 use crate::rules::{BudgetSource, Outcome, SentinelState};
 
 struct RedisServer {
@@ -33,15 +37,8 @@ impl RedisServer {
             .expect("a free port")
             .port();
         let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-            ])
-            .args(["--appendonly", "no"])
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -68,9 +65,7 @@ impl Drop for RedisServer {
 struct Node {
     id: String,
     state: SentinelState,
-    session: Session,
-    /// Send time of the latest refresh that answered valid.
-    last_valid: Option<Duration>,
+    fleet: FleetNode,
     partitioned: bool,
 }
 
@@ -80,13 +75,19 @@ struct Admitted {
     units: f64,
 }
 
+/// A renewal sent but not delivered yet (a slow network): it reaches Redis later, or never.
+struct Delayed {
+    node: String,
+    request: RenewRequest,
+}
+
 struct Sim {
     rng: StdRng,
     shape: FleetShape,
-    keys: Keys,
+    key: String,
     name: String,
     conn: MultiplexedConnection,
-    origin: Instant,
+    now: Duration,
     nodes: Vec<Node>,
     next_id: u32,
     authority_up: bool,
@@ -94,187 +95,186 @@ struct Sim {
     down_since: Option<Duration>,
     down_until: Duration,
     admitted: Vec<Admitted>,
+    delayed: Vec<Delayed>,
+    /// A copy of the fleet's key from earlier, for a failover that lost the writes since.
+    snapshot: Option<Vec<u8>>,
     steps: u32,
     /// The largest outage exposure seen, as a fraction of b (to show the checker was tested).
     worst_outage: f64,
+    faults: Faults,
+    /// Lost replies, partitions and late deliveries happen (off in the deterministic tests).
+    chaos: bool,
+}
+
+/// How many of each fault a run injected (a run that injected none tested nothing).
+#[derive(Debug, Default, Clone, Copy)]
+struct Faults {
+    lost: u32,
+    failovers: u32,
+    late: u32,
 }
 
 impl Sim {
-    fn now(&self) -> Duration {
-        self.origin.elapsed()
-    }
-
     fn join(&mut self) {
         if self.nodes.len() < self.shape.max_nodes as usize {
             self.next_id += 1;
             self.nodes.push(Node {
                 id: format!("n{}", self.next_id),
                 state: SentinelState::new(BudgetSource::Fleet(FleetBudget::new(self.shape))),
-                session: Session::default(),
-                last_valid: None,
+                fleet: FleetNode::new(self.shape),
                 partitioned: false,
             });
         }
     }
 
-    fn used_beyond_floor(&self, i: usize) -> f64 {
-        (self.nodes[i].state.exposure_units() - self.shape.floor_units()).max(0.0)
-    }
-
-    fn lease(&self, i: usize) -> Option<Lease> {
-        self.nodes[i].state.budget().fleet().and_then(|f| f.lease)
-    }
-
+    /// Admits 1 to 20 units; during an outage, as many batches as the node takes (traffic at
+    /// full rate, the case the ceiling is for).
     fn admit(&mut self, i: usize) {
-        let now = self.now();
-        let units = f64::from(self.rng.random_range(1..=20u32));
-        if self.nodes[i].state.admit(units, now) {
-            self.admitted.push(Admitted { at: now, units });
+        loop {
+            let units = f64::from(self.rng.random_range(1..=20u32));
+            if !self.nodes[i].state.admit(units, self.now) {
+                return;
+            }
+            self.admitted.push(Admitted {
+                at: self.now,
+                units,
+            });
+            if self.authority_up {
+                return;
+            }
         }
     }
 
     fn refresh(&mut self, i: usize) {
-        let now = self.now();
         let node = &mut self.nodes[i];
-        if let Some(ticket) = node.state.refresh_sent(now) {
+        if let Some(ticket) = node.state.refresh_sent(self.now) {
             let outcome = if self.authority_up {
                 Outcome::Valid
             } else {
                 Outcome::Indeterminate
             };
             node.state.refresh_answered(ticket, outcome);
-            if outcome == Outcome::Valid {
-                node.last_valid = Some(now);
-            }
         }
     }
 
     /// Whether the call reaches Redis, and whether its reply comes back.
     fn network(&mut self, i: usize) -> (bool, bool) {
+        if !self.chaos {
+            return (true, true);
+        }
         if self.nodes[i].partitioned {
             return (self.rng.random_bool(0.3), false);
         }
         (true, !self.rng.random_bool(0.05))
     }
 
-    async fn renew(&mut self, i: usize) {
-        let now = self.now();
-        let used = self.used_beyond_floor(i);
-        let target = self.nodes[i].session.target_units;
-        let fleet = *self.nodes[i].state.budget().fleet().unwrap();
-        let keep = fleet.keep_for_renewal(now, used, target);
-        if let Some(lease) = self.lease(i).filter(|l| l.usable_at(now) > keep) {
-            self.nodes[i].state.set_lease(Some(Lease {
-                grant_units: keep,
-                ..lease
-            }));
+    /// What the task does when it holds more than its share: cap itself at max(used, share).
+    fn give_back(&mut self, i: usize) {
+        let node = &mut self.nodes[i];
+        let local = node.state.fleet_local();
+        if let Some(lowered) = node.fleet.share_to_give_back(self.now, &local) {
+            node.state.set_lease(Some(lowered));
         }
-        let shape = self.shape;
-        let renewal = self.nodes[i].session.renewal(&shape, keep, now);
+    }
+
+    async fn renew(&mut self, i: usize) {
+        let now = self.now;
+        let node = &mut self.nodes[i];
+        let local = node.state.fleet_local();
+        let (request, cap) = node.fleet.renewal(now, &local);
+        if let Some(cap) = cap {
+            node.state.set_lease(Some(cap));
+        }
+        if self.chaos && self.rng.random_bool(0.01) {
+            self.faults.late += 1;
+            let node = self.nodes[i].id.clone();
+            if self.delayed.len() == 4 {
+                self.delayed.remove(0); // lost for good
+            }
+            self.delayed.push(Delayed { node, request });
+            return;
+        }
+        // Traffic goes on while the call is in flight.
+        if self.chaos && self.rng.random_bool(0.3) {
+            self.admit(i);
+        }
         let (reaches, answers) = self.network(i);
         if !reaches {
             return;
         }
-        let fresh_id = format!("{}-{}", self.name, self.steps);
-        let id = self.nodes[i].id.clone();
-        let fields = scripts::renew(&mut self.conn, &self.keys, &id, &fresh_id, &shape, &renewal)
-            .await
-            .expect("renew script");
+        let fields = self.run_renewal(&self.nodes[i].id.clone(), &request).await;
+        if self.chaos && self.rng.random_bool(0.3) {
+            self.admit(i);
+        }
         if !answers {
             return;
         }
-        let (reply, grant) = FleetReply::parse(&fields, true).expect("renew reply");
+        let (reply, grant) = FleetReply::parse_renewal(&fields).expect("renew reply");
+        let u = self.rng.random::<f64>();
         let node = &mut self.nodes[i];
-        node.session.answered_with(&reply, self.origin.elapsed());
-        if let Some(lease) = node.session.lease_from(&shape, &renewal, &grant.unwrap()) {
+        let applied = node
+            .fleet
+            .apply_renewal(&request, &reply, &grant, self.now, u);
+        if let Some(lease) = applied.lease {
             node.state.set_lease(Some(lease));
         }
+        // A standalone server has no replicas: growth never waits.
+        assert_eq!(applied.confirm, None);
     }
 
-    async fn settle(&mut self, i: usize) {
-        let Some(sent) = self.nodes[i].last_valid else {
-            return;
-        };
-        let Some(cutoff) = self.nodes[i].session.settle_cutoff(sent) else {
-            return;
-        };
-        self.nodes[i].session.settling(cutoff);
-        let (reaches, answers) = self.network(i);
-        if !reaches {
-            return;
-        }
-        let (known_id, known_version) = self.nodes[i].session.known();
-        let fresh_id = format!("{}-{}", self.name, self.steps);
-        let shape = self.shape;
-        let fields = scripts::settle(
-            &mut self.conn,
-            &self.keys,
-            cutoff,
-            &known_id,
-            known_version,
-            &fresh_id,
-            &shape,
-        )
-        .await
-        .expect("settle script");
-        if answers {
-            let (reply, _) = FleetReply::parse(&fields, false).expect("settle reply");
-            self.nodes[i]
-                .session
-                .answered_with(&reply, self.origin.elapsed());
-        }
+    async fn run_renewal(&mut self, node: &str, request: &RenewRequest) -> Vec<String> {
+        let new_id = format!("{}-{}", self.name, self.steps);
+        let call = scripts::renew(&self.key, node, &new_id, &self.shape, request);
+        call.invoke_async(&mut self.conn)
+            .await
+            .expect("renew script")
     }
 
-    /// What the task does when it holds more than its share: cap itself at max(used, share).
-    fn shrink(&mut self, i: usize) {
-        let now = self.now();
-        let share = self.nodes[i].session.target_units;
-        let cap = share.max(self.used_beyond_floor(i));
-        if let Some(lease) = self.lease(i).filter(|l| l.usable_at(now) > cap) {
-            self.nodes[i].state.set_lease(Some(Lease {
-                grant_units: cap,
-                ..lease
-            }));
+    /// A renewal delayed earlier reaches Redis now (its answer is lost: the node gave up).
+    async fn deliver_late(&mut self) {
+        if self.delayed.is_empty() {
+            return;
         }
+        let at = self.rng.random_range(0..self.delayed.len());
+        let late = self.delayed.swap_remove(at);
+        self.run_renewal(&late.node, &late.request).await;
     }
 
     async fn close(&mut self, i: usize) {
-        let node = self.nodes.swap_remove(i);
-        let grant = node
-            .state
-            .budget()
-            .fleet()
-            .and_then(|f| f.lease)
-            .map_or(0.0, |l| l.grant_units);
-        let used = (node.state.exposure_units() - self.shape.floor_units())
-            .max(0.0)
-            .min(grant);
-        if !node.partitioned {
-            scripts::release(&mut self.conn, &self.keys, &node.id, used, &self.shape)
-                .await
-                .expect("release script");
+        let mut node = self.nodes.swap_remove(i);
+        let local = node.state.fleet_local();
+        node.state.close();
+        if let Some(release) = node.fleet.release(self.now, &local) {
+            if !node.partitioned {
+                let call = scripts::release(&self.key, &node.id, &self.shape, &release);
+                let _: Vec<String> = call
+                    .invoke_async(&mut self.conn)
+                    .await
+                    .expect("release script");
+            }
         }
     }
 
     fn set_authority(&mut self, up: bool) {
-        let now = self.now();
         if up && !self.authority_up {
-            self.check_ceiling(now);
+            self.check_ceiling();
             self.down_since = None;
         } else if !up && self.authority_up {
             // Order the cut strictly after every refresh sent so far.
-            self.down_since = Some(now + Duration::from_nanos(1));
+            self.now += Duration::from_nanos(1);
+            self.down_since = Some(self.now);
+            self.now += Duration::from_nanos(1);
         }
         self.authority_up = up;
     }
 
     /// The checker: units admitted after the authority went down, by all nodes, ≤ b.
-    fn check_ceiling(&mut self, until: Duration) {
+    fn check_ceiling(&mut self) {
         let Some(since) = self.down_since else { return };
         let total: f64 = self
             .admitted
             .iter()
-            .filter(|a| a.at >= since && a.at <= until)
+            .filter(|a| a.at >= since)
             .map(|a| a.units)
             .sum();
         self.worst_outage = self
@@ -282,44 +282,63 @@ impl Sim {
             .max(total / self.shape.fleet_ceiling_units);
         assert!(
             total <= self.shape.fleet_ceiling_units + 1e-6,
-            "{}: {total} units admitted during an outage, b = {} (step {})",
+            "{}: {total} units admitted during an outage, b = {} (step {}, faults {:?})",
             self.name,
             self.shape.fleet_ceiling_units,
-            self.steps
+            self.steps,
+            self.faults
         );
     }
 
-    /// The scripts' invariant, read from Redis: live grants + charged ≤ pool.
-    async fn check_pool(&mut self) {
-        let (fleet_key, leases_key) = (self.keys.name(0), self.keys.name(1));
-        let leases: Vec<String> = redis::cmd("HVALS")
-            .arg(leases_key)
+    /// Redis loses the fleet's state: the key deleted (eviction, DEL, FLUSHDB, a restart
+    /// without persistence look the same to the scripts).
+    async fn lose_state(&mut self) {
+        self.faults.lost += 1;
+        let _: () = redis::cmd("DEL")
+            .arg(&self.key)
             .query_async(&mut self.conn)
             .await
             .unwrap();
-        let charged: Option<f64> = redis::cmd("HGET")
-            .arg(fleet_key)
-            .arg("charged")
+    }
+
+    /// Redis fails over to a replica that missed the writes since `snapshot`: the key goes back
+    /// to that copy, now served by another server.
+    async fn fail_over(&mut self) {
+        let Some(snapshot) = self.snapshot.take() else {
+            return;
+        };
+        self.faults.failovers += 1;
+        let _: () = redis::cmd("RESTORE")
+            .arg(&self.key)
+            .arg(0)
+            .arg(snapshot)
+            .arg("REPLACE")
             .query_async(&mut self.conn)
             .await
             .unwrap();
-        let granted: f64 = leases
-            .iter()
-            .map(|l| l.split('|').next().unwrap().parse::<f64>().unwrap())
-            .sum();
-        let total = granted + charged.unwrap_or(0.0);
-        assert!(
-            total <= self.shape.pool_units() + 1e-6,
-            "{}: grants {granted} + charged {charged:?} > pool {} (step {})",
-            self.name,
-            self.shape.pool_units(),
-            self.steps
-        );
+        let _: () = redis::cmd("HSET")
+            .arg(&self.key)
+            .arg("server")
+            .arg(format!("promoted-{}", self.steps))
+            .query_async(&mut self.conn)
+            .await
+            .unwrap();
+    }
+
+    async fn take_snapshot(&mut self) {
+        self.snapshot = redis::cmd("DUMP")
+            .arg(&self.key)
+            .query_async(&mut self.conn)
+            .await
+            .unwrap();
     }
 
     async fn step(&mut self) {
         self.steps += 1;
-        if !self.authority_up && self.now() >= self.down_until {
+        // Most steps take a few ms; one in twenty jumps up to a second.
+        let jump = if self.rng.random_bool(0.05) { 1000 } else { 30 };
+        self.now += Duration::from_millis(self.rng.random_range(0..jump));
+        if !self.authority_up && self.now >= self.down_until {
             self.set_authority(true);
         }
         if self.nodes.is_empty() {
@@ -327,97 +346,266 @@ impl Sim {
             return;
         }
         let i = self.rng.random_range(0..self.nodes.len());
+        // Mostly the tasks' own schedules (a refresh when the evidence is a third of the window
+        // old, a renewal when the node says so); random ones below add odd interleavings.
+        let node = &self.nodes[i];
+        let due = node
+            .fleet
+            .renewal_due_at(self.now, &node.state.fleet_local());
+        let window = node.state.budget().cadence_basis_at(self.now);
+        let age = node.state.readiness(self.now).evidence_age;
+        if age.is_none_or(|age| age >= window / 3) && self.rng.random_bool(0.3) {
+            self.refresh(i);
+            return;
+        }
+        if self.now >= due && self.rng.random_bool(0.8) {
+            self.give_back(i);
+            self.renew(i).await;
+            self.check_ceiling();
+            return;
+        }
         match self.rng.random_range(0..100u32) {
-            0..=29 => self.admit(i),
-            30..=44 => self.refresh(i),
-            45..=59 => self.renew(i).await,
-            60..=66 => self.settle(i).await,
-            67..=69 => self.shrink(i),
-            // Real time passes (leases are real time in Redis): ~8 s a seed in all.
-            70..=79 => {
-                tokio::time::sleep(Duration::from_millis(self.rng.random_range(1..100))).await
-            }
-            80..=82 => self.join(),
-            83 => {
+            0..=34 => self.admit(i),
+            35..=49 => self.refresh(i),
+            50..=64 => self.renew(i).await,
+            65..=67 => self.give_back(i),
+            68..=70 => self.deliver_late().await,
+            71 if self.rng.random_bool(0.2) => self.join(),
+            // Crashes and closes are rarer: a fleet that never settles tests little.
+            74 if self.rng.random_bool(0.3) => {
                 self.nodes.swap_remove(i); // a crash: no release, its lease expires in Redis
             }
-            84 => self.close(i).await,
-            85..=87 => self.nodes[i].partitioned = !self.nodes[i].partitioned,
-            88 if self.authority_up && self.rng.random_bool(0.25) => {
-                // An outage of 1 to 6 s: long enough for leases to expire inside it.
-                let length = Duration::from_millis(self.rng.random_range(1000..6000));
-                self.down_until = self.now() + length;
+            // The crash that tests the ceiling hardest: during an outage, the node that has
+            // spent the most since it began.
+            83 if !self.authority_up && self.rng.random_bool(0.3) => {
+                let spender = (0..self.nodes.len())
+                    .max_by(|&a, &b| {
+                        let spent = |k: usize| self.nodes[k].state.exposure_units();
+                        spent(a).total_cmp(&spent(b))
+                    })
+                    .unwrap_or(i);
+                self.nodes.swap_remove(spender);
+                // Long enough for its lease to expire and the others to renew in the outage.
+                self.down_until = self.down_until.max(self.now + self.shape.lease * 3);
+            }
+            75 if self.rng.random_bool(0.3) => self.close(i).await,
+            76..=78 => self.nodes[i].partitioned = !self.nodes[i].partitioned,
+            79 if self.authority_up && self.rng.random_bool(0.1) => {
+                // An outage of 1 to 30 s: long enough for leases (5 to 8 s) to expire in it.
+                let length = Duration::from_millis(self.rng.random_range(1000..30_000));
+                self.down_until = self.now + length;
+                // Often just after every node verified: empty ledgers, young evidence, so each
+                // node can spend its whole budget after the cut.
+                if self.rng.random_bool(0.5) {
+                    for k in 0..self.nodes.len() {
+                        self.refresh(k);
+                    }
+                }
                 self.set_authority(false);
             }
-            93 if self.rng.random_bool(0.1) => {
-                // Redis lost the fleet's state (keys deleted): rare, since each loss holds growth
-                // for lease + 2 s.
-                let keys: Vec<String> = (0..3).map(|k| self.keys.name(k).to_owned()).collect();
-                let _: () = redis::cmd("DEL")
-                    .arg(keys)
-                    .query_async(&mut self.conn)
-                    .await
-                    .unwrap();
-            }
+            80 if self.rng.random_bool(0.2) => self.take_snapshot().await,
+            81 if self.rng.random_bool(0.05) => self.fail_over().await,
+            82 if self.rng.random_bool(0.03) => self.lose_state().await,
             _ => self.admit(i),
         }
-        self.check_ceiling(self.now());
-        if self.steps.is_multiple_of(8) {
-            self.check_pool().await;
-        }
+        self.check_ceiling();
     }
 }
 
 async fn new_sim(port: u16, seed: u64, shape: FleetShape) -> Sim {
-    let name = format!("sim-{seed}");
+    let name = format!("sim-{seed}-{}", rand::random::<u32>());
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let conn = client.get_multiplexed_async_connection().await.unwrap();
     Sim {
         rng: StdRng::seed_from_u64(seed),
         shape,
-        keys: Keys::new(&name),
+        key: scripts::fleet_key(&name),
         name,
         conn,
-        origin: Instant::now(),
+        now: Duration::from_secs(1000),
         nodes: Vec::new(),
         next_id: 0,
         authority_up: true,
         down_since: None,
         down_until: Duration::ZERO,
         admitted: Vec::new(),
+        delayed: Vec::new(),
+        snapshot: None,
         steps: 0,
         worst_outage: 0.0,
+        faults: Faults::default(),
+        chaos: false,
     }
 }
 
-async fn simulate(port: u16, seed: u64, steps: u32) -> (u32, f64) {
-    // Answers the steps run and the worst outage exposure (fraction of b).
+/// Answers the steps run, the worst outage exposure (a fraction of b) and the faults injected.
+async fn simulate(port: u16, seed: u64, steps: u32) -> (u32, f64, Faults) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let max_nodes = rng.random_range(2..=5u32);
+    let max_nodes = rng.random_range(2..=6u32);
     let shape = FleetShape {
         fleet_ceiling_units: f64::from(rng.random_range(100..=400u32)),
-        // Windows (node budget / r) of seconds: longer than a lease, so an expired lease freed
-        // too early would be spent on evidence that is still young.
-        max_units_per_second: f64::from(rng.random_range(20..=80u32)),
+        // Windows (node budget / r) longer than a lease, so a lease freed too early would be
+        // spent on evidence that is still young.
+        max_units_per_second: f64::from(rng.random_range(5..=20u32)),
         max_nodes,
         reserve: [0.0, 0.1, 0.25, 0.5][rng.random_range(0..4)],
-        // Short leases so that they expire within the run; usable for lease − ~1 s.
-        lease: Duration::from_millis(rng.random_range(1300..=2000)),
+        lease: Duration::from_millis(rng.random_range(5000..=8000)),
         max_stale: None,
     };
     let mut sim = new_sim(port, seed, shape).await;
     sim.rng = rng;
+    sim.chaos = true;
     for _ in 0..steps {
         sim.step().await;
     }
-    (sim.steps, sim.worst_outage)
+    (sim.steps, sim.worst_outage, sim.faults)
+}
+
+/// Runs each seed on its own thread and runtime against one server (each its own fleet name).
+fn run_seeds(seeds: std::ops::RangeInclusive<u64>, steps: u32) -> (u32, f64, Faults) {
+    let redis = RedisServer::start();
+    let port = redis.port;
+    let runs: Vec<_> = seeds
+        .map(|seed| {
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(simulate(port, seed, steps))
+            })
+        })
+        .collect();
+    let mut total = (0, 0.0_f64, Faults::default());
+    for run in runs {
+        let (steps, worst, faults) = run.join().expect("a seed failed: see its message above");
+        eprintln!("seed: worst {worst:.2} b, faults {faults:?}");
+        total.0 += steps;
+        total.1 = total.1.max(worst);
+        total.2.lost += faults.lost;
+        total.2.failovers += faults.failovers;
+        total.2.late += faults.late;
+    }
+    total
 }
 
 #[test]
-fn seeded_fleets_never_pass_the_ceiling_or_the_pool() {
+fn seeded_fleets_never_pass_the_ceiling() {
+    let (steps, worst, faults) = run_seeds(1..=16, 10_000);
+    assert_eq!(steps, 16 * 10_000);
+    // Some outage must have come close to b, or the ceiling was never put to the test; and
+    // every kind of fault must have happened.
+    assert!(worst > 0.5, "the worst outage admitted only {worst:.2} b");
+    assert!(
+        faults.lost > 0 && faults.failovers > 0 && faults.late > 0,
+        "faults injected: {faults:?}"
+    );
+}
+
+impl Sim {
+    /// One node does what its tasks would now: a refresh when its evidence is a third of the
+    /// window old, a renewal when its fleet node says so, else it admits.
+    async fn tick(&mut self) {
+        let i = self.rng.random_range(0..self.nodes.len());
+        let node = &self.nodes[i];
+        let due = node
+            .fleet
+            .renewal_due_at(self.now, &node.state.fleet_local());
+        let window = node.state.budget().cadence_basis_at(self.now);
+        let age = node.state.readiness(self.now).evidence_age;
+        // The refresh and lease tasks run side by side: one never starves the other.
+        if age.is_none_or(|age| age >= window / 3) && self.rng.random_bool(0.3) {
+            self.refresh(i);
+        } else if self.now >= due {
+            self.give_back(i);
+            self.renew(i).await;
+        } else {
+            self.admit(i);
+        }
+        self.check_ceiling();
+    }
+
+    /// The schedule the ceiling is hardest on: every node has just verified, the authority goes
+    /// silent, everyone spends at full rate; at a random moment the biggest spender crashes, or
+    /// Redis loses the fleet's state, or fails over to a copy from before the episode; the others
+    /// go on renewing (with lost replies and late deliveries) for three leases.
+    async fn crash_episode(&mut self) {
+        for k in 0..self.nodes.len() {
+            self.refresh(k);
+        }
+        self.set_authority(false);
+        let start = self.now;
+        let crash_at = start + self.shape.lease.mul_f64(self.rng.random::<f64>());
+        let mut crashed = false;
+        while self.now < start + self.shape.lease * 3 && !self.nodes.is_empty() {
+            self.now += Duration::from_millis(self.rng.random_range(5..100));
+            if !crashed && self.now >= crash_at {
+                crashed = true;
+                match self.rng.random_range(0..5u32) {
+                    0 => self.lose_state().await,
+                    1 => self.fail_over().await,
+                    _ => {}
+                }
+                let spender = (0..self.nodes.len())
+                    .max_by(|&a, &b| {
+                        let spent = |k: usize| self.nodes[k].state.exposure_units();
+                        spent(a).total_cmp(&spent(b))
+                    })
+                    .unwrap_or(0);
+                self.nodes.swap_remove(spender);
+                continue;
+            }
+            if self.rng.random_bool(0.1) {
+                self.deliver_late().await;
+            }
+            self.tick().await;
+        }
+        self.set_authority(true);
+    }
+}
+
+/// Seeded crash episodes (see [`Sim::crash_episode`]) on small fleets with windows longer
+/// than a lease: the interleavings in which a lease freed early, or a charge settled too soon,
+/// would be spent twice.
+async fn crash_episodes(port: u16, seed: u64, episodes: u32) -> f64 {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let size = rng.random_range(2..=4usize);
+    let shape = FleetShape {
+        fleet_ceiling_units: f64::from(rng.random_range(100..=400u32)),
+        max_units_per_second: f64::from(rng.random_range(5..=15u32)),
+        max_nodes: u32::try_from(size).unwrap(),
+        reserve: [0.0, 0.1, 0.25][rng.random_range(0..3)],
+        lease: Duration::from_millis(rng.random_range(5000..=8000)),
+        max_stale: None,
+    };
+    let mut sim = new_sim(port, seed, shape).await;
+    sim.rng = rng;
+    sim.chaos = true;
+    for _ in 0..episodes {
+        while sim.nodes.len() < size {
+            sim.join();
+        }
+        // Until the fleet has settled: its hold over, grants leased.
+        let settled = sim.now + shape.lease * 4;
+        while sim.now < settled {
+            sim.now += Duration::from_millis(sim.rng.random_range(5..100));
+            sim.tick().await;
+        }
+        sim.take_snapshot().await;
+        // A little more: the copy a failover would return to misses what follows.
+        for _ in 0..50 {
+            sim.now += Duration::from_millis(sim.rng.random_range(5..100));
+            sim.tick().await;
+        }
+        sim.crash_episode().await;
+    }
+    sim.worst_outage
+}
+
+#[test]
+fn seeded_crash_episodes_never_pass_the_ceiling() {
     let redis = RedisServer::start();
     let port = redis.port;
-    // Seeds run side by side (each its own fleet name): most of a step is waiting on Redis.
     let runs: Vec<_> = (1..=12u64)
         .map(|seed| {
             std::thread::spawn(move || {
@@ -425,24 +613,17 @@ fn seeded_fleets_never_pass_the_ceiling_or_the_pool() {
                     .enable_all()
                     .build()
                     .unwrap();
-                runtime.block_on(simulate(port, seed, 1500))
+                runtime.block_on(crash_episodes(port, seed, 12))
             })
         })
         .collect();
-    let mut total_steps = 0;
-    let mut worst: f64 = 0.0;
-    for run in runs {
-        let (steps, worst_outage) = run.join().expect("a seed failed: see its message above");
-        total_steps += steps;
-        worst = worst.max(worst_outage);
-    }
-    assert_eq!(total_steps, 12 * 1500);
-    // Some outage must have come close to b, or the ceiling was never put to the test.
-    assert!(worst > 0.5, "the worst outage admitted only {worst:.2} b");
+    let worst = runs
+        .into_iter()
+        .map(|run| run.join().expect("a seed failed: see its message above"))
+        .fold(0.0_f64, f64::max);
+    assert!(worst > 0.8, "the worst episode admitted only {worst:.2} b");
 }
 
-/// Rule 1, deterministically: a node that spent its grant and crashed leaves it charged, so the
-/// survivor cannot take it over while the authority is down (its evidence is still young).
 /// Runs `test` on a current-thread runtime against a redis-server of its own.
 fn with_redis<F: std::future::Future<Output = ()>>(test: impl FnOnce(u16) -> F) {
     let redis = RedisServer::start();
@@ -453,71 +634,118 @@ fn with_redis<F: std::future::Future<Output = ()>>(test: impl FnOnce(u16) -> F) 
     runtime.block_on(test(redis.port));
 }
 
-/// Two nodes, no floor, b = 200 at r = 20 (a 10 s window on the whole pool), 2 s leases.
+/// Two nodes, no floor, b = 200 at r = 20 (a 10 s window on the whole pool), 5 s leases.
 fn two_node_shape() -> FleetShape {
     FleetShape {
         fleet_ceiling_units: 200.0,
         max_units_per_second: 20.0,
         max_nodes: 2,
         reserve: 0.0,
-        lease: Duration::from_millis(2000),
+        lease: Duration::from_secs(5),
         max_stale: None,
     }
 }
 
-#[test]
-fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
-    with_redis(|port| async move {
-        let mut sim = new_sim(port, 1000, two_node_shape()).await;
+impl Sim {
+    fn lease_units(&self, i: usize) -> f64 {
+        self.nodes[i]
+            .state
+            .budget()
+            .fleet()
+            .and_then(|f| f.lease)
+            .map_or(0.0, |l| l.usable_at(self.now))
+    }
+
+    /// Both nodes renew (and give back) in turn, `rounds` times, `gap` apart.
+    async fn rounds(&mut self, rounds: u32, gap: Duration) {
+        for _ in 0..rounds {
+            for i in 0..self.nodes.len() {
+                self.give_back(i);
+                self.renew(i).await;
+            }
+            self.now += gap;
+        }
+    }
+
+    /// A fresh two-node fleet past its hold, each node on half the pool.
+    async fn settled_pair(port: u16, seed: u64) -> Sim {
+        let mut sim = new_sim(port, seed, two_node_shape()).await;
         sim.join();
         sim.join();
-        sim.renew(0).await; // opens a fresh fleet: growth is held for lease + 2 s
-        tokio::time::sleep(Duration::from_millis(4100)).await;
+        sim.rounds(1, Duration::from_millis(100)).await;
+        sim.now += Duration::from_secs(8); // the fresh fleet's hold: lease + 2 s
+        sim.rounds(1, Duration::from_millis(100)).await;
         for i in 0..2 {
             sim.refresh(i);
-            sim.settle(i).await;
         }
-        // Renewal rounds until the split settles: the first node to renew takes the whole pool,
-        // then hands half back once it learns its share.
-        for _ in 0..4 {
-            for i in 0..2 {
-                sim.renew(i).await;
-            }
-        }
+        sim.now += Duration::from_millis(100);
+        sim.rounds(4, Duration::from_millis(300)).await;
         for i in 0..2 {
-            assert_eq!(
-                sim.lease(i).unwrap().grant_units,
-                100.0,
-                "an equal split of the pool"
-            );
+            assert_eq!(sim.lease_units(i), 100.0, "an equal split of the pool");
+        }
+        sim
+    }
+}
+
+/// The ceiling, deterministically: a node that spent its grant and crashed leaves it charged,
+/// so the survivor cannot take it over while the authority is down.
+#[test]
+fn an_expired_lease_stays_charged_until_a_valid_refresh_after_it_was_listed() {
+    with_redis(|port| async move {
+        // Replies must not get lost here.
+        let mut sim = Sim::settled_pair(port, 1000).await;
+        for i in 0..2 {
             sim.refresh(i);
         }
         sim.set_authority(false);
-        let now = sim.now();
+        let now = sim.now;
         assert!(sim.nodes[0].state.admit(100.0, now));
         assert!(sim.nodes[1].state.admit(100.0, now));
         sim.nodes.swap_remove(0); // a crash, without release
-                                  // The survivor keeps its own lease (usable ~1 s) while the crashed node's expires.
-        for _ in 0..4 {
-            tokio::time::sleep(Duration::from_millis(550)).await;
-            sim.renew(0).await;
-        }
-        let lease = sim.lease(0).unwrap();
+                                  // The survivor renews while the crashed node's lease expires on the fleet clock.
+        sim.rounds(12, Duration::from_millis(700)).await;
         assert_eq!(
-            lease.grant_units, 100.0,
-            "the crashed node's 100 units stay charged"
+            sim.lease_units(0),
+            100.0,
+            "the crashed node's 100 stay charged"
         );
-        let now = sim.now();
         assert!(
-            !sim.nodes[0].state.admit(1.0, now),
-            "the survivor has spent its 100"
+            !sim.nodes[0].state.admit(1.0, sim.now),
+            "the survivor spent its 100"
         );
-        // A valid refresh sent after the expiry settles the charge: the survivor may grow.
+        // A valid refresh sent after the answer that listed the charge settles it.
         sim.set_authority(true);
         sim.refresh(0);
-        sim.settle(0).await;
-        sim.renew(0).await;
-        assert_eq!(sim.lease(0).unwrap().grant_units, 200.0);
+        sim.now += Duration::from_millis(100);
+        sim.rounds(2, Duration::from_millis(100)).await;
+        assert_eq!(sim.lease_units(0), 200.0);
+    });
+}
+
+/// A failover to a copy that lacks a node's growth: the first call after it sees another server
+/// and holds growth, so a node joining meanwhile cannot take units the other already holds.
+#[test]
+fn a_failover_holds_growth_for_everyone() {
+    with_redis(|port| async move {
+        let mut sim = Sim::settled_pair(port, 2000).await;
+        sim.close(1).await; // its 100 return to the pool at once
+        sim.take_snapshot().await; // the copy: the survivor holds 100
+        sim.refresh(0);
+        sim.now += Duration::from_millis(100);
+        sim.rounds(2, Duration::from_millis(100)).await;
+        assert_eq!(sim.lease_units(0), 200.0, "the survivor grew");
+        sim.fail_over().await; // to the copy, which lacks that growth
+        sim.join();
+        // The joiner calls first: it knows no version, so only the server change tells it.
+        sim.nodes.swap(0, 1);
+        sim.rounds(3, Duration::from_millis(100)).await;
+        sim.nodes.swap(0, 1);
+        assert_eq!(
+            sim.lease_units(1),
+            0.0,
+            "the joiner gets nothing during the hold"
+        );
+        assert_eq!(sim.lease_units(0), 200.0, "the survivor keeps what it held");
     });
 }
 
@@ -527,31 +755,31 @@ fn an_expired_lease_stays_charged_until_a_valid_refresh_after_its_expiry() {
 fn a_node_whose_reserve_differs_from_the_live_fleet_gets_no_grant() {
     with_redis(|port| async move {
         let shape = two_node_shape();
-        let mut fleet = new_sim(port, 2000, shape).await;
-        let other_shape = FleetShape {
-            reserve: 0.5,
-            ..shape
-        };
-        let mut odd = new_sim(port, 2000, other_shape).await;
+        let mut fleet = new_sim(port, 3000, shape).await;
+        let mut odd = new_sim(
+            port,
+            3000,
+            FleetShape {
+                reserve: 0.5,
+                ..shape
+            },
+        )
+        .await;
+        odd.key.clone_from(&fleet.key);
         odd.next_id = 100;
         fleet.join();
-        fleet.renew(0).await;
-        tokio::time::sleep(Duration::from_millis(4100)).await; // a fresh fleet's hold
+        fleet.rounds(1, Duration::ZERO).await;
+        fleet.now += Duration::from_secs(8);
+        fleet.rounds(1, Duration::ZERO).await;
         fleet.refresh(0);
-        fleet.settle(0).await;
-        fleet.renew(0).await;
-        assert_eq!(fleet.lease(0).unwrap().grant_units, 200.0);
+        fleet.now += Duration::from_millis(100);
+        fleet.rounds(1, Duration::ZERO).await;
+        assert_eq!(fleet.lease_units(0), 200.0);
+        odd.now = fleet.now;
         odd.join();
-        odd.renew(0).await;
-        assert_eq!(
-            odd.lease(0).unwrap().grant_units,
-            0.0,
-            "a mismatched node gets nothing"
-        );
-        fleet.renew(0).await;
-        assert_eq!(
-            fleet.nodes[0].session.target_units, 200.0,
-            "and takes no share"
-        );
+        odd.rounds(1, Duration::ZERO).await;
+        assert_eq!(odd.lease_units(0), 0.0, "a mismatched node gets nothing");
+        fleet.rounds(1, Duration::ZERO).await;
+        assert_eq!(fleet.lease_units(0), 200.0, "and takes no share");
     });
 }

@@ -35,6 +35,7 @@ pub static ALL: &[&Group] = &[
     &SENTINEL,
     &BUDGET,
     &FLEET,
+    &FLEET_TLS,
     &REFRESH,
     &REFRESH_BREAKER,
     &HTTP_AUTHORITY,
@@ -66,7 +67,7 @@ pub static README_TABLES: &[ReadmeTable] = &[
     },
     ReadmeTable {
         name: "fleet",
-        groups: &[&FLEET],
+        groups: &[&FLEET, &FLEET_TLS],
     },
     ReadmeTable {
         name: "circuit-breaker",
@@ -253,6 +254,54 @@ pub static FLEET: Group = Group {
             })),
             default: Default::Number(30.0),
             doc: "How long a grant lives in Redis without renewal",
+            ..OPT
+        },
+        Opt {
+            key: "tls",
+            kind: Kind::Object(&FLEET_TLS),
+            default: Default::Text("the system's roots, no client certificate"),
+            doc: "TLS settings for a `rediss://` URL: a private CA, a client certificate",
+            rule: "only with `rediss://`",
+            ..OPT
+        },
+    ],
+    ..GROUP
+};
+
+pub static FLEET_TLS: Group = Group {
+    path: "budget.fleet.tls",
+    interface: "FleetTlsOptions",
+    doc:
+        "`budget.fleet.tls`: PEM strings for a `rediss://` Redis behind a private CA, or one that \
+          asks clients for a certificate (`tls-auth-clients yes`).",
+    options: &[
+        Opt {
+            key: "ca",
+            kind: Kind::String {
+                max_bytes: limits::CA_PEM_BYTES,
+            },
+            default: Default::Text("the system's roots"),
+            doc: "The CA certificates that sign the Redis server's certificate (they replace \
+                  the system's roots)",
+            rule: "PEM with at least one certificate",
+            ..OPT
+        },
+        Opt {
+            key: "cert",
+            kind: Kind::String {
+                max_bytes: limits::CA_PEM_BYTES,
+            },
+            doc: "The client certificate (chain) this node presents",
+            rule: "PEM; give `cert` and `key` together",
+            ..OPT
+        },
+        Opt {
+            key: "key",
+            kind: Kind::String {
+                max_bytes: limits::PRIVATE_KEY_BYTES,
+            },
+            doc: "The client certificate's private key; a secret, never printed",
+            rule: "PEM (PKCS #8, PKCS #1 or SEC1); give `cert` and `key` together",
             ..OPT
         },
     ],

@@ -11,6 +11,8 @@ pub const POINTER_BYTES: usize = 1024;
 pub const HEADER_BYTES: usize = 64;
 pub const SCHEME_BYTES: usize = 64;
 pub const CA_PEM_BYTES: usize = 1024 * 1024;
+/// A PEM private key: an RSA 16384-bit key is about 12 KB.
+pub const PRIVATE_KEY_BYTES: usize = 64 * 1024;
 /// A fleet's `name` becomes part of every Redis key.
 pub const FLEET_NAME_BYTES: usize = 100;
 /// A breaker's `name` becomes a metric label.

@@ -167,12 +167,20 @@ pub fn compute_cadence(input: &CadenceInput, window: Duration) -> Result<Cadence
     })
 }
 
+/// A fleet node's refresh, with default options, is never abandoned before this, however small
+/// its window: a slow authority's late `valid` answer still settles the fleet and lets grants
+/// grow (an abandoned one would keep a fresh fleet on its floors for ever).
+pub const FLEET_DEFAULT_TIMEOUT_MS: f64 = 2000.0;
+
 /// How the refresh cadence is chosen: explicit `refresh` options, fixed; or the defaults,
 /// scaled with the window of the moment (a fleet node's window changes with its grant).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CadencePlan {
     Fixed(Cadence),
     Scaled,
+    /// A fleet node's defaults: pauses scaled with the window, a timeout of
+    /// [`FLEET_DEFAULT_TIMEOUT_MS`].
+    ScaledForFleet,
 }
 
 impl CadencePlan {
@@ -185,20 +193,28 @@ impl CadencePlan {
         }
     }
 
+    /// The same plan for a fleet node: the defaults keep a refresh going for 2 s.
+    pub fn for_fleet(self) -> Self {
+        match self {
+            CadencePlan::Scaled => CadencePlan::ScaledForFleet,
+            other => other,
+        }
+    }
+
     /// The cadence for a window `window`. Scaled pauses never go below the 20 ms floor.
     pub fn at(&self, window: Duration) -> Cadence {
-        match self {
-            CadencePlan::Fixed(cadence) => *cadence,
-            CadencePlan::Scaled => {
-                let (min, max, timeout) = default_cadence_ms(window);
-                let floor = MIN_REFRESH_INTERVAL_MS;
-                let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
-                Cadence {
-                    min_interval: ms(min.max(floor)),
-                    max_interval: ms(max.max(floor)),
-                    timeout: ms(timeout.max(1.0)),
-                }
-            }
+        let (min, max, timeout) = default_cadence_ms(window);
+        let timeout = match self {
+            CadencePlan::Fixed(cadence) => return *cadence,
+            CadencePlan::Scaled => timeout,
+            CadencePlan::ScaledForFleet => FLEET_DEFAULT_TIMEOUT_MS,
+        };
+        let floor = MIN_REFRESH_INTERVAL_MS;
+        let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
+        Cadence {
+            min_interval: ms(min.max(floor)),
+            max_interval: ms(max.max(floor)),
+            timeout: ms(timeout.max(1.0)),
         }
     }
 }
@@ -369,6 +385,28 @@ mod tests {
         };
         let fixed = CadencePlan::from_input(&explicit, seed_cadence());
         assert_eq!(fixed.at(Duration::from_secs(60)), seed_cadence());
+    }
+
+    #[test]
+    fn a_fleet_nodes_default_refresh_is_not_abandoned_before_two_seconds() {
+        let plan = CadencePlan::from_input(&CadenceInput::default(), seed_cadence()).for_fleet();
+        assert_eq!(plan, CadencePlan::ScaledForFleet);
+        let floor = plan.at(Duration::from_millis(400));
+        assert_eq!(
+            (floor.min_interval, floor.max_interval, floor.timeout),
+            (
+                Duration::from_millis(120),
+                Duration::from_millis(200),
+                Duration::from_secs(2)
+            ),
+            "pauses follow the window, the timeout does not"
+        );
+        let explicit = CadenceInput {
+            timeout_ms: Some(100.0),
+            ..Default::default()
+        };
+        let fixed = CadencePlan::from_input(&explicit, seed_cadence()).for_fleet();
+        assert_eq!(fixed.at(Duration::from_millis(400)), seed_cadence());
     }
 
     fn seed_cadence() -> Cadence {

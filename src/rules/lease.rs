@@ -2,7 +2,6 @@
 //! fleet's pool held under a lease. Redis decides grants (see `crate::fleet`); these rules say
 //! how much of a grant a node may use, until when, and how much it asks for.
 
-use crate::numbers::u64_as_f64;
 use std::time::Duration;
 
 use super::stale_window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
@@ -140,12 +139,26 @@ impl FleetBudget {
             .filter(|deadline| *deadline > now)
     }
 
-    /// What the node promises not to exceed while a renewal is in flight, and so the least Redis
-    /// must keep reserving for it: the grant it holds, lowered towards `target` (its fair share
-    /// as of the last answer) but never below the grant units it has already used.
-    pub fn keep_for_renewal(&self, now: Duration, used_beyond_floor: f64, target: f64) -> f64 {
-        let held = self.grant_at(now);
-        held.min(target.max(used_beyond_floor)).max(0.0)
+    /// When the next refresh must be sent so that the evidence is young enough for the floor's
+    /// window once the lease deadline takes the grant away (a lapse with a healthy authority is
+    /// then no `not_ready` blip): half the floor's window before the deadline. `None` when no
+    /// deadline is ahead, there is no floor, or the evidence (sent at `evidence_at`) will still
+    /// be young enough at the deadline.
+    pub fn refresh_before_lapse(
+        &self,
+        now: Duration,
+        evidence_at: Option<Duration>,
+    ) -> Option<Duration> {
+        let deadline = self.next_change_after(now)?;
+        let floor_window = self.shape.stale_window_for(self.floor_units);
+        if floor_window.is_zero() {
+            return None;
+        }
+        let young_enough = deadline.saturating_sub(floor_window);
+        if evidence_at.is_some_and(|at| at > young_enough) {
+            return None;
+        }
+        Some(deadline.saturating_sub(floor_window / 2))
     }
 }
 
@@ -160,22 +173,6 @@ pub fn example_shape() -> FleetShape {
         lease: Duration::from_secs(30),
         max_stale: None,
     }
-}
-
-/// Max-min fair split of `pool` among `wants` (`None` = no limit): a node that wants less than
-/// an equal split gets what it wants; the rest is split equally among the others.
-pub fn fair_split(pool: f64, wants: &[Option<f64>]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..wants.len()).collect();
-    let want = |i: usize| wants[i].unwrap_or(f64::INFINITY);
-    order.sort_by(|&a, &b| want(a).total_cmp(&want(b)));
-    let mut shares = vec![0.0; wants.len()];
-    let mut left = pool.max(0.0);
-    for (k, &i) in order.iter().enumerate() {
-        let equal = left / u64_as_f64((wants.len() - k) as u64);
-        shares[i] = want(i).min(equal);
-        left -= shares[i];
-    }
-    shares
 }
 
 #[cfg(test)]
@@ -245,40 +242,36 @@ mod tests {
     }
 
     #[test]
-    fn a_renewal_keeps_what_is_used_and_lowers_towards_the_fair_share() {
-        let mut budget = FleetBudget::new(shape());
+    fn before_a_lapse_fresh_evidence_is_due_half_the_floors_window_ahead() {
+        let mut budget = FleetBudget::new(FleetShape {
+            fleet_ceiling_units: 400.0,
+            ..shape()
+        }); // floor 25 units at r = 20: a 1.25 s window
+        assert_eq!(
+            budget.refresh_before_lapse(secs(0.0), None),
+            None,
+            "no lease"
+        );
         budget.lease = Some(Lease {
             grant_units: 100.0,
-            deadline: secs(10.0),
+            deadline: secs(30.0),
         });
-        assert_eq!(budget.keep_for_renewal(secs(1.0), 30.0, 50.0), 50.0);
-        assert_eq!(budget.keep_for_renewal(secs(1.0), 80.0, 50.0), 80.0);
-        assert_eq!(budget.keep_for_renewal(secs(1.0), 10.0, 150.0), 100.0);
         assert_eq!(
-            budget.keep_for_renewal(secs(11.0), 80.0, 50.0),
-            0.0,
-            "a lapsed grant keeps nothing"
-        );
-    }
-
-    #[test]
-    fn fair_split_is_max_min_fair() {
-        assert_eq!(
-            fair_split(150.0, &[None, None, None]),
-            vec![50.0, 50.0, 50.0]
+            budget.refresh_before_lapse(secs(1.0), Some(secs(0.5))),
+            Some(secs(30.0 - 0.625))
         );
         assert_eq!(
-            fair_split(150.0, &[Some(10.0), None, None]),
-            vec![10.0, 70.0, 70.0]
+            budget.refresh_before_lapse(secs(29.0), Some(secs(28.9))),
+            None,
+            "evidence sent within the floor's window of the deadline is young enough"
         );
-        assert_eq!(
-            fair_split(150.0, &[Some(10.0), Some(20.0), Some(30.0)]),
-            vec![10.0, 20.0, 30.0]
-        );
-        assert_eq!(
-            fair_split(90.0, &[Some(100.0), Some(20.0)]),
-            vec![70.0, 20.0]
-        );
-        assert!(fair_split(10.0, &[]).is_empty());
+        let no_floor = FleetBudget {
+            lease: budget.lease,
+            ..FleetBudget::new(FleetShape {
+                reserve: 0.0,
+                ..shape()
+            })
+        };
+        assert_eq!(no_floor.refresh_before_lapse(secs(1.0), None), None);
     }
 }

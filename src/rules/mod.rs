@@ -8,6 +8,7 @@ pub mod breaker;
 pub mod budget;
 pub mod cadence;
 pub mod evidence;
+pub mod fleet;
 pub mod lease;
 pub mod ledger;
 pub mod readiness;

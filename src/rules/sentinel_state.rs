@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
+use super::fleet::Local;
 use super::lease::Lease;
 use super::ledger::Ledger;
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
@@ -207,6 +208,18 @@ impl SentinelState {
 
     pub fn exposure_units(&self) -> f64 {
         self.ledger.exposure()
+    }
+
+    /// What a fleet node decides with: its lease, the grant units its ledger used (exposure
+    /// beyond the floor), and the send time of its latest valid refresh. Empty without a fleet.
+    pub fn fleet_local(&self) -> Local {
+        let fleet = self.budget.fleet();
+        let floor = fleet.map_or(0.0, |f| f.shape.floor_units());
+        Local {
+            lease: fleet.and_then(|f| f.lease),
+            used_beyond_floor: (self.exposure_units() - floor).max(0.0),
+            last_valid_sent: self.evidence.verified_at(),
+        }
     }
 }
 

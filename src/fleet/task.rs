@@ -1,0 +1,171 @@
+//! The lease task: asks [`FleetNode`] what to do, does it (a Redis call, or a sleep), and hands
+//! back what came of it. Nothing here decides.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::connection::{RedisLink, CALL_TIMEOUT};
+use super::{scripts, Fleet};
+use crate::clock;
+use crate::refresher::SentinelObserver;
+use crate::rules::fleet::{Confirm, ErrorKind, FleetEvent, FleetNode, FleetReply, Local};
+use crate::shared_sentinel::SharedSentinel;
+
+/// `WAIT` gets what is left of the renewal's second, and at least this.
+const LEAST_WAIT: Duration = Duration::from_millis(100);
+
+pub(super) struct Task {
+    shared: Arc<SharedSentinel>,
+    fleet: Arc<Fleet>,
+    observer: Arc<dyn SentinelObserver>,
+    link: RedisLink,
+    key: String,
+    /// This node's id in the fleet: new for every sentinel, so a restart is a new node.
+    node_id: String,
+}
+
+fn random_id() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+impl Task {
+    pub(super) fn new(
+        shared: Arc<SharedSentinel>,
+        fleet: Arc<Fleet>,
+        observer: Arc<dyn SentinelObserver>,
+        link: RedisLink,
+        name: &str,
+    ) -> Self {
+        Task {
+            shared,
+            fleet,
+            observer,
+            link,
+            key: scripts::fleet_key(name),
+            node_id: random_id(),
+        }
+    }
+
+    pub(super) async fn run(mut self) {
+        let mut verified = self.shared.verified_sent_at.subscribe();
+        while !self.shared.is_closed() {
+            let now = clock::now();
+            let local = self.local();
+            let (lowered, due) = {
+                let mut node = self.fleet.node.lock();
+                (
+                    node.share_to_give_back(now, &local),
+                    node.renewal_due_at(now, &local),
+                )
+            };
+            if let Some(lowered) = lowered {
+                self.shared.set_lease(Some(lowered));
+                continue;
+            }
+            if now >= due {
+                // A renewal in flight when `close()` comes is dropped: the release goes out at
+                // once, with a later sequence number, so the renewal cannot undo it.
+                let shared = self.shared.clone();
+                tokio::select! {
+                    biased;
+                    () = shared.until_closed() => {}
+                    () = self.renew() => {}
+                }
+                continue;
+            }
+            tokio::select! {
+                () = self.shared.until_closed() => {}
+                () = tokio::time::sleep_until(clock::deadline(due)) => {}
+                _ = verified.changed() => {}
+            }
+        }
+        self.release().await;
+        self.fleet.released.send_replace(true);
+    }
+
+    fn node(&self) -> parking_lot::MutexGuard<'_, FleetNode> {
+        self.fleet.node.lock()
+    }
+
+    fn local(&self) -> Local {
+        self.shared.with_state(|state| state.fleet_local())
+    }
+
+    /// Hands the events to the logger.
+    fn tell(&self, events: Vec<FleetEvent>) {
+        for event in events {
+            self.observer.fleet_event(&event);
+        }
+    }
+
+    fn failed(&mut self, kind: ErrorKind) {
+        let events = self.node().call_failed(clock::now(), kind, rand::random());
+        self.tell(events);
+    }
+
+    async fn renew(&mut self) {
+        let local = self.local();
+        let (request, cap) = self.node().renewal(clock::now(), &local);
+        // Redis may lower the reservation to `keep`: the node uses no more until the answer.
+        if let Some(cap) = cap {
+            self.shared.set_lease(Some(cap));
+        }
+        let shape = *self.node().shape();
+        let call = scripts::renew(&self.key, &self.node_id, &random_id(), &shape, &request);
+        let answer = self.link.invoke(&call).await.and_then(|fields| {
+            FleetReply::parse_renewal(&fields).map_err(|_| ErrorKind::Malformed)
+        });
+        let (reply, grant) = match answer {
+            Ok(answer) => answer,
+            Err(kind) => return self.failed(kind),
+        };
+        let applied =
+            self.node()
+                .apply_renewal(&request, &reply, &grant, clock::now(), rand::random());
+        if let Some(lease) = applied.lease {
+            self.shared.set_lease(Some(lease));
+        }
+        self.tell(applied.events);
+        if let Some(confirm) = applied.confirm {
+            self.confirm(confirm, request.sent_at).await;
+        }
+    }
+
+    /// Growth is used once `WAIT` says every replica connected at the renewal has it, within
+    /// what is left of the renewal's second.
+    async fn confirm(&mut self, confirm: Confirm, sent_at: Duration) {
+        let spent = clock::now().saturating_sub(sent_at);
+        let bound = CALL_TIMEOUT.saturating_sub(spent).max(LEAST_WAIT);
+        match self.link.wait(confirm.replicas, bound).await {
+            Ok(acknowledged) => {
+                let grown = self.node().confirmed(&confirm, acknowledged);
+                if let Some(lease) = grown {
+                    self.shared.set_lease(Some(lease));
+                }
+            }
+            Err(kind) => self.failed(kind),
+        }
+    }
+
+    /// On close: the unused grant returns to the pool, the used part stays charged. Bounded by
+    /// one call's timeout in all; a connection that broke before is re-opened for it.
+    async fn release(&mut self) {
+        let local = self.local();
+        let request = self.node().release(clock::now(), &local);
+        if let Some(request) = request {
+            let shape = *self.node().shape();
+            let call = scripts::release(&self.key, &self.node_id, &shape, &request);
+            match self.link.invoke(&call).await {
+                Ok(fields) => match FleetReply::parse(&fields) {
+                    Ok(reply) => {
+                        let events = self.node().apply_release(&reply, clock::now());
+                        self.tell(events);
+                    }
+                    Err(_) => self.failed(ErrorKind::Malformed),
+                },
+                Err(kind) => self.failed(kind),
+            }
+        }
+        self.shared.set_lease(None);
+    }
+}

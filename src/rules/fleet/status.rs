@@ -1,0 +1,110 @@
+//! What a fleet node shows: its mode, the kind of its last failed Redis call, the read-out of
+//! `sentinel.fleet()` and the events its logger hears. Plain data.
+
+use std::time::Duration;
+
+/// `connecting` (Redis has not answered yet), `leased` (a usable grant), `floor` (answered, no
+/// usable grant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Connecting,
+    Leased,
+    Floor,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Connecting, Mode::Leased, Mode::Floor];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Connecting => "connecting",
+            Mode::Leased => "leased",
+            Mode::Floor => "floor",
+        }
+    }
+}
+
+/// Why a Redis call failed, as `fleet().redisError` and the error metric name it (a closed set:
+/// an error's text is never shown, it can carry the URL and its password).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No connection: refused, reset, unreachable, DNS.
+    Connect,
+    /// No answer within the call's bound (1 s).
+    Timeout,
+    /// The TLS handshake failed (an unknown CA, a certificate the server refused).
+    Tls,
+    /// Wrong user or password (`WRONGPASS`), or a password is needed (`NOAUTH`).
+    Auth,
+    /// The ACL user may not run a command the fleet needs (`NOPERM`).
+    NoPerm,
+    /// Any other error answer (`READONLY`, `OOM`, `CLUSTERDOWN`, too many redirects, ...).
+    Response,
+    /// An answer the scripts never give: not our Redis, or a bug.
+    Malformed,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::Connect,
+        ErrorKind::Timeout,
+        ErrorKind::Tls,
+        ErrorKind::Auth,
+        ErrorKind::NoPerm,
+        ErrorKind::Response,
+        ErrorKind::Malformed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Auth => "auth",
+            ErrorKind::NoPerm => "noperm",
+            ErrorKind::Response => "response",
+            ErrorKind::Malformed => "malformed",
+        }
+    }
+
+    /// The position in [`ErrorKind::ALL`] (the error counters are an array in that order).
+    pub fn index(self) -> usize {
+        ErrorKind::ALL.iter().position(|k| *k == self).unwrap_or(0)
+    }
+}
+
+/// `sentinel.fleet()` and the fleet metrics, as of one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FleetStatus {
+    pub mode: Mode,
+    pub grant_units: f64,
+    pub floor_units: f64,
+    pub node_budget_units: f64,
+    pub lease_remaining: Duration,
+    /// Live nodes Redis counted at its last answer (`None` before any).
+    pub live_nodes: Option<u64>,
+    /// This node's `maxNodes`.
+    pub max_nodes: u32,
+    /// The fleet's expired or released units waiting to be settled, at the last answer.
+    pub charged_units: Option<f64>,
+    /// No grant may grow: before Redis answers, and while a fresh fleet's or a loss's hold lasts.
+    pub growth_held: bool,
+    /// The kind of the last failed Redis call; `None` once a call succeeds.
+    pub redis_error: Option<ErrorKind>,
+    /// Failed calls by kind, in [`ErrorKind::ALL`]'s order.
+    pub errors: [u64; ErrorKind::ALL.len()],
+}
+
+/// What the node's logger hears of the fleet: each a change, never a repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FleetEvent {
+    /// The kind of the failing calls changed (`None`: Redis answers again).
+    RedisError(Option<ErrorKind>),
+    /// This node saw Redis lose the fleet's state (or a failover, or a restart): no grant grows
+    /// until the hold is over.
+    StateLost,
+    /// Redis counts more live nodes than `maxNodes`: their floors come out of the pool.
+    OverMaxNodes { live: u64, max_nodes: u32 },
+    /// This node's `reserve` or `maxNodes` differ from the live fleet's: it gets no grant.
+    Mismatch,
+}

@@ -1,0 +1,425 @@
+//! [`FleetNode`] on a fake clock: every decision of the lease task, with scripted answers.
+
+use std::time::Duration;
+
+use super::*;
+use crate::rules::lease::{example_shape, FleetShape, Lease};
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+/// b = 200, r = 20, 4 nodes, reserve 0.25 (floor 12.5, pool 150), 30 s leases.
+fn shape() -> FleetShape {
+    example_shape()
+}
+
+/// An answer: fleet "f1" at version 1, epoch "e1", not held, clock 0, two live nodes.
+fn reply() -> FleetReply {
+    FleetReply {
+        fleet_id: "f1".into(),
+        version: 1,
+        epoch: "e1".into(),
+        held: false,
+        clock_ms: 0.0,
+        live_nodes: 2,
+        fleet_max_nodes: 4,
+        charged_units: 0.0,
+        charges_through: 0,
+        replicas: 0,
+        loss: false,
+    }
+}
+
+fn grant(units: f64, target: f64) -> Grant {
+    Grant {
+        grant_units: units,
+        target_units: target,
+        stale: false,
+        mismatch: false,
+    }
+}
+
+fn local(lease: Option<Lease>, used: f64, valid: Option<f64>) -> Local {
+    Local {
+        lease,
+        used_beyond_floor: used,
+        last_valid_sent: valid.map(secs),
+    }
+}
+
+/// A node that renewed at `at` and was answered 10 ms later with `answer` and `granted`; the
+/// lease it now uses.
+fn renewed(
+    node: &mut FleetNode,
+    at: f64,
+    held: Option<Lease>,
+    answer: &FleetReply,
+    granted: Grant,
+) -> (RenewRequest, Applied) {
+    let (request, _) = node.renewal(secs(at), &local(held, 0.0, None));
+    let applied = node.apply_renewal(&request, answer, &granted, secs(at + 0.01), 0.5);
+    (request, applied)
+}
+
+#[test]
+fn the_first_renewal_is_due_at_once_and_knows_nothing() {
+    let mut node = FleetNode::new(shape());
+    let empty = local(None, 0.0, None);
+    assert_eq!(node.renewal_due_at(secs(3.0), &empty), secs(3.0));
+    let (request, cap) = node.renewal(secs(3.0), &empty);
+    assert_eq!(cap, None);
+    assert_eq!(
+        (
+            request.seq,
+            request.keep,
+            request.acked_seq,
+            request.clock_to_ms
+        ),
+        (1, 0.0, 0, None)
+    );
+    assert_eq!(request.known, Known::default());
+    assert_eq!((request.settle_through, request.end_hold), (0, None));
+}
+
+#[test]
+fn a_grant_lives_from_the_send_and_the_next_renewal_comes_a_third_of_a_lease_later() {
+    let mut node = FleetNode::new(shape());
+    let (_, applied) = renewed(&mut node, 10.0, None, &reply(), grant(40.0, 40.0));
+    let lease = applied.lease.unwrap();
+    assert_eq!(lease.grant_units, 40.0);
+    assert_eq!(lease.deadline, secs(10.0 + 29.97 - 1.0));
+    assert_eq!(applied.confirm, None, "no replicas: nothing to wait for");
+    let held = local(Some(lease), 0.0, None);
+    assert_eq!(
+        node.renewal_due_at(secs(11.0), &held),
+        secs(20.0),
+        "u = 0.5: exactly lease / 3"
+    );
+    let (request, _) = node.renewal(secs(20.0), &held);
+    assert_eq!(
+        (request.seq, request.acked_seq, request.known.version),
+        (2, 1, 1)
+    );
+}
+
+#[test]
+fn renewals_jitter_by_ten_percent() {
+    let mut node = FleetNode::new(shape());
+    let (request, _) = node.renewal(secs(0.0), &local(None, 0.0, None));
+    let applied = node.apply_renewal(&request, &reply(), &grant(40.0, 40.0), secs(0.1), 0.0);
+    let held = local(applied.lease, 0.0, None);
+    assert_eq!(node.renewal_due_at(secs(1.0), &held), secs(9.0));
+    let applied = node.apply_renewal(&request, &reply(), &grant(40.0, 40.0), secs(0.1), 1.0);
+    assert_eq!(
+        node.renewal_due_at(secs(1.0), &local(applied.lease, 0.0, None)),
+        secs(11.0)
+    );
+}
+
+#[test]
+fn keep_is_the_grant_lowered_towards_the_share_but_never_below_what_was_used() {
+    let mut node = FleetNode::new(shape());
+    let (_, applied) = renewed(&mut node, 0.0, None, &reply(), grant(100.0, 50.0));
+    let lease = applied.lease;
+    let (request, cap) = node.renewal(secs(10.0), &local(lease, 30.0, None));
+    assert_eq!(request.keep, 50.0);
+    assert_eq!(request.held_units, 100.0);
+    assert_eq!(
+        cap.unwrap().grant_units,
+        50.0,
+        "capped at keep while in flight"
+    );
+    let (request, _) = node.renewal(secs(20.0), &local(lease, 80.0, None));
+    assert_eq!(request.keep, 80.0, "what the ledger used stays reserved");
+    let (request, cap) = node.renewal(secs(40.0), &local(lease, 80.0, None));
+    assert_eq!(
+        (request.keep, cap),
+        (0.0, None),
+        "a lapsed grant keeps nothing"
+    );
+}
+
+#[test]
+fn growth_on_a_primary_with_replicas_waits_for_them() {
+    let mut node = FleetNode::new(shape());
+    let (_, first) = renewed(&mut node, 0.0, None, &reply(), grant(40.0, 40.0));
+    let replicated = FleetReply {
+        replicas: 2,
+        ..reply()
+    };
+    let (request, applied) = renewed(&mut node, 10.0, first.lease, &replicated, grant(75.0, 75.0));
+    let confirm = applied.confirm.unwrap();
+    assert_eq!(
+        applied.lease.unwrap().grant_units,
+        40.0,
+        "the previous grant, under the renewed deadline"
+    );
+    assert_eq!(
+        applied.lease.unwrap().deadline,
+        shape().lease_deadline(request.sent_at)
+    );
+    assert_eq!((confirm.replicas, confirm.grown.grant_units), (2, 75.0));
+    assert_eq!(
+        node.confirmed(&confirm, 1),
+        None,
+        "one replica of two is not enough"
+    );
+    assert_eq!(node.confirmed(&confirm, 2), Some(confirm.grown));
+    // Shrinking needs no confirmation.
+    let held = Some(confirm.grown);
+    let (_, applied) = renewed(&mut node, 20.0, held, &replicated, grant(50.0, 50.0));
+    assert_eq!(
+        (applied.lease.unwrap().grant_units, applied.confirm),
+        (50.0, None)
+    );
+}
+
+#[test]
+fn a_stale_answer_changes_no_lease_and_acknowledges_nothing() {
+    let mut node = FleetNode::new(shape());
+    let (_, first) = renewed(&mut node, 0.0, None, &reply(), grant(40.0, 40.0));
+    let stale = Grant {
+        stale: true,
+        ..grant(40.0, 40.0)
+    };
+    let (_, applied) = renewed(&mut node, 10.0, first.lease, &reply(), stale);
+    assert_eq!(applied.lease, None);
+    let (request, _) = node.renewal(secs(20.0), &local(first.lease, 0.0, None));
+    assert_eq!(request.acked_seq, 1, "still the first renewal's");
+}
+
+#[test]
+fn a_node_below_its_share_renews_sooner_and_one_above_gives_back_at_once() {
+    let mut node = FleetNode::new(shape());
+    let (_, applied) = renewed(&mut node, 0.0, None, &reply(), grant(20.0, 50.0));
+    let below = local(applied.lease, 0.0, None);
+    assert_eq!(
+        node.renewal_due_at(secs(0.5), &below),
+        secs(3.0),
+        "lease / 10"
+    );
+    let (_, applied) = renewed(&mut node, 3.0, applied.lease, &reply(), grant(100.0, 50.0));
+    let above = local(applied.lease, 30.0, None);
+    assert_eq!(
+        node.renewal_due_at(secs(3.5), &above),
+        secs(13.0),
+        "nothing to gain: regular"
+    );
+    let lowered = node.share_to_give_back(secs(3.5), &above).unwrap();
+    assert_eq!(lowered.grant_units, 50.0, "max(used 30, share 50)");
+    let given = local(Some(lowered), 30.0, None);
+    assert_eq!(node.share_to_give_back(secs(3.5), &given), None);
+    assert_eq!(
+        node.renewal_due_at(secs(3.5), &given),
+        secs(5.5),
+        "lease / 12 after the last"
+    );
+    let busy = local(applied.lease, 99.8, None);
+    assert_eq!(
+        node.share_to_give_back(secs(3.5), &busy),
+        None,
+        "using all of it: nothing to give back"
+    );
+}
+
+#[test]
+fn a_hold_ends_for_this_node_a_lease_plus_two_seconds_after_it_first_saw_it() {
+    let mut node = FleetNode::new(shape());
+    let held = FleetReply {
+        held: true,
+        ..reply()
+    };
+    let (_, first) = renewed(&mut node, 100.0, None, &held, grant(0.0, 50.0));
+    // First seen at 100.01: the hold ends for this node at 132.01.
+    let (_, again) = renewed(&mut node, 110.0, first.lease, &held, grant(0.0, 50.0));
+    let early = local(again.lease, 0.0, Some(131.0));
+    let (request, _) = node.renewal(secs(131.5), &early);
+    assert_eq!(
+        request.end_hold, None,
+        "a refresh sent before 132.01 cannot end it"
+    );
+    assert_eq!(
+        node.renewal_due_at(secs(131.5), &early),
+        secs(120.0),
+        "the regular renewal, lease / 3 after the one that was answered"
+    );
+    let late = local(again.lease, 0.0, Some(132.5));
+    assert_eq!(
+        node.renewal_due_at(secs(133.0), &late),
+        secs(134.0),
+        "131.5 + lease / 12"
+    );
+    let (request, _) = node.renewal(secs(134.0), &late);
+    assert_eq!(request.end_hold.as_deref(), Some("e1"));
+    // A new epoch (another loss) restarts the timer.
+    let lost = FleetReply {
+        held: true,
+        epoch: "e2".into(),
+        loss: true,
+        ..reply()
+    };
+    let applied = node.apply_renewal(&request, &lost, &grant(0.0, 50.0), secs(134.1), 0.5);
+    assert!(applied.events.contains(&FleetEvent::StateLost));
+    let (request, _) = node.renewal(secs(140.0), &local(None, 0.0, Some(139.0)));
+    assert_eq!(request.end_hold, None, "e2 is held until 166.1");
+    assert!(node.status(secs(140.0), None).growth_held);
+}
+
+#[test]
+fn charges_settle_only_with_a_refresh_sent_after_the_answer_that_listed_them() {
+    let mut node = FleetNode::new(shape());
+    let charged = FleetReply {
+        charges_through: 7,
+        charged_units: 40.0,
+        ..reply()
+    };
+    let (_, first) = renewed(&mut node, 10.0, None, &charged, grant(20.0, 20.0));
+    // Listed at 10.01: a refresh sent at 10.0 cannot settle them, one sent at 10.5 can.
+    let (request, _) = node.renewal(secs(11.0), &local(first.lease, 0.0, Some(10.0)));
+    assert_eq!(request.settle_through, 0);
+    let (request, _) = node.renewal(secs(12.0), &local(first.lease, 0.0, Some(10.5)));
+    assert_eq!(request.settle_through, 7);
+    // Charges listed in another epoch never settle with this one's numbers.
+    let other = FleetReply {
+        epoch: "e2".into(),
+        charges_through: 9,
+        ..charged
+    };
+    node.apply_renewal(&request, &other, &grant(20.0, 20.0), secs(12.01), 0.5);
+    let (request, _) = node.renewal(secs(13.0), &local(first.lease, 0.0, Some(12.005)));
+    assert_eq!(
+        request.settle_through, 0,
+        "the only answer before the refresh is e1's"
+    );
+    let (request, _) = node.renewal(secs(14.0), &local(first.lease, 0.0, Some(12.5)));
+    assert_eq!(request.settle_through, 9);
+}
+
+#[test]
+fn the_fleet_clock_moves_by_what_this_nodes_clock_saw_and_only_from_a_recent_answer() {
+    let mut node = FleetNode::new(shape());
+    let clocked = FleetReply {
+        clock_ms: 5000.0,
+        ..reply()
+    };
+    let (_, first) = renewed(&mut node, 10.0, None, &clocked, grant(20.0, 20.0));
+    let (request, _) = node.renewal(secs(20.01), &local(first.lease, 0.0, None));
+    assert_eq!(request.clock_to_ms, Some(5000.0 + 10_000.0 * 0.999));
+    let (request, _) = node.renewal(secs(25.02), &local(first.lease, 0.0, None));
+    assert_eq!(request.clock_to_ms, None, "older than half a lease (15 s)");
+}
+
+#[test]
+fn failures_back_off_and_the_logger_hears_each_change_of_kind_once() {
+    let mut node = FleetNode::new(shape());
+    let empty = local(None, 0.0, None);
+    let events = node.call_failed(secs(1.0), ErrorKind::Connect, 1.0);
+    assert_eq!(events, [FleetEvent::RedisError(Some(ErrorKind::Connect))]);
+    assert_eq!(
+        node.renewal_due_at(secs(1.0), &empty),
+        secs(1.2),
+        "100 ms doubled once"
+    );
+    assert!(node
+        .call_failed(secs(1.2), ErrorKind::Connect, 1.0)
+        .is_empty());
+    assert_eq!(node.renewal_due_at(secs(1.2), &empty), secs(1.6));
+    for _ in 0..10 {
+        node.call_failed(secs(2.0), ErrorKind::Connect, 1.0);
+    }
+    assert_eq!(
+        node.renewal_due_at(secs(2.0), &empty),
+        secs(7.0),
+        "at most 5 s"
+    );
+    let events = node.call_failed(secs(3.0), ErrorKind::Auth, 0.0);
+    assert_eq!(events, [FleetEvent::RedisError(Some(ErrorKind::Auth))]);
+    assert_eq!(
+        node.renewal_due_at(secs(3.0), &empty),
+        secs(5.5),
+        "jitter: half of 5 s"
+    );
+    let status = node.status(secs(3.0), None);
+    assert_eq!(status.redis_error, Some(ErrorKind::Auth));
+    assert_eq!(status.errors[ErrorKind::Connect.index()], 12);
+    let (_, applied) = renewed(&mut node, 6.0, None, &reply(), grant(20.0, 20.0));
+    assert_eq!(applied.events, [FleetEvent::RedisError(None)]);
+    assert_eq!(node.status(secs(6.0), None).redis_error, None);
+}
+
+#[test]
+fn more_live_nodes_than_max_nodes_and_a_mismatch_are_told_once_per_episode() {
+    let mut node = FleetNode::new(shape());
+    let crowded = FleetReply {
+        live_nodes: 6,
+        ..reply()
+    };
+    let (_, applied) = renewed(&mut node, 0.0, None, &crowded, grant(10.0, 10.0));
+    assert_eq!(
+        applied.events,
+        [FleetEvent::OverMaxNodes {
+            live: 6,
+            max_nodes: 4
+        }]
+    );
+    let (_, applied) = renewed(&mut node, 10.0, applied.lease, &crowded, grant(10.0, 10.0));
+    assert!(applied.events.is_empty(), "the same episode");
+    let (_, applied) = renewed(&mut node, 20.0, applied.lease, &reply(), grant(10.0, 10.0));
+    assert!(applied.events.is_empty());
+    let (_, applied) = renewed(&mut node, 30.0, applied.lease, &crowded, grant(10.0, 10.0));
+    assert_eq!(applied.events.len(), 1, "a new episode");
+    let odd = Grant {
+        mismatch: true,
+        ..grant(0.0, 0.0)
+    };
+    let (_, applied) = renewed(&mut node, 40.0, applied.lease, &reply(), odd);
+    assert_eq!(applied.events, [FleetEvent::Mismatch]);
+    let (_, applied) = renewed(&mut node, 50.0, applied.lease, &reply(), odd);
+    assert!(applied.events.is_empty());
+    assert_eq!(
+        node.renewal_due_at(secs(51.0), &local(applied.lease, 0.0, None)),
+        secs(60.0),
+        "a mismatched node cannot grow: no early renewals"
+    );
+}
+
+#[test]
+fn the_read_out_follows_the_answers_and_the_deadline() {
+    let mut node = FleetNode::new(shape());
+    let status = node.status(secs(0.0), None);
+    assert_eq!(
+        (status.mode, status.live_nodes, status.growth_held),
+        (Mode::Connecting, None, true)
+    );
+    assert_eq!((status.floor_units, status.max_nodes), (12.5, 4));
+    let (_, applied) = renewed(&mut node, 0.0, None, &reply(), grant(40.0, 40.0));
+    let lease = applied.lease;
+    let status = node.status(secs(10.0), lease);
+    assert_eq!(
+        (status.mode, status.grant_units, status.node_budget_units),
+        (Mode::Leased, 40.0, 52.5)
+    );
+    assert_eq!(status.lease_remaining, secs(28.97 - 10.0));
+    assert_eq!(
+        (status.live_nodes, status.charged_units, status.growth_held),
+        (Some(2), Some(0.0), false)
+    );
+    let status = node.status(secs(28.97), lease);
+    assert_eq!(
+        (status.mode, status.grant_units, status.lease_remaining),
+        (Mode::Floor, 0.0, Duration::ZERO)
+    );
+}
+
+#[test]
+fn a_node_that_never_called_has_nothing_to_release() {
+    let mut node = FleetNode::new(shape());
+    assert_eq!(node.release(secs(1.0), &local(None, 0.0, None)), None);
+    let (_, applied) = renewed(&mut node, 1.0, None, &reply(), grant(40.0, 40.0));
+    let release = node
+        .release(secs(2.0), &local(applied.lease, 25.0, None))
+        .unwrap();
+    assert_eq!((release.seq, release.used_units), (2, 25.0));
+    assert_eq!(release.known.fleet_id, "f1");
+}
