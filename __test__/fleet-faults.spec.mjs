@@ -1,0 +1,247 @@
+// The fleet budget when Redis or the authority misbehave in ordinary ways, one process against a
+// real redis-server: a slow authority on a fresh fleet, more nodes than maxNodes, failing Redis
+// calls (wrong password, an ACL user without a command, a dead server) and what the logger hears,
+// a server that closes idle connections, a connection reset before close(), and a lease that lapses
+// while the authority is healthy.
+//
+// Synchronisation: waits poll fleet()/readiness (pollUntil, generous bounds) or wait for logger
+// lines and transitions; fixed timers only to assert that something does NOT happen.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stoppedBy } from './helpers/redis.mjs';
+import { readExposition } from './helpers/exposition.mjs';
+import { cleanups, now, pollUntil, quietPeriod, recordTransitions, sentinelPool } from './helpers/wait.mjs';
+
+const { Sentinel } = createRequire(import.meta.url)('../index.js');
+
+let names = 0;
+const fleetName = () => `ss-faults:${process.pid}.${(names += 1)}`;
+
+function scope(t) {
+  const defer = cleanups(t);
+  const pool = sentinelPool(Sentinel);
+  defer(() => pool.closeAll());
+  return { defer, make: (options) => pool.make(options), ...stoppedBy(defer) };
+}
+
+/** A pino-style logger that records `{ level, fields, message }`. */
+function recordingLogger() {
+  const lines = [];
+  const logger = {};
+  for (const level of ['info', 'warn', 'error']) logger[level] = (fields, message) => lines.push({ level, fields, message });
+  return { logger, lines, fleet: () => lines.filter((l) => l.fields.event === 'spend_sentinel.fleet') };
+}
+
+const metric = (sentinel, name) => {
+  const family = readExposition(sentinel.metrics()).get(name);
+  return family?.samples ?? [];
+};
+const errorsTotal = (sentinel) => metric(sentinel, 'spend_sentinel_fleet_redis_errors_total').reduce((sum, s) => sum + s.value, 0);
+
+const fmt = (s) => `fleet ${JSON.stringify(s.fleet())}, readiness ${JSON.stringify(s.readiness())}`;
+
+describe('a slow authority never deadlocks a fresh fleet', { concurrency: true }, () => {
+  // The README's example numbers (b 2000, r 50, maxStaleSeconds 10, maxNodes 25, reserve 0.25:
+  // a floor of 20 units, a 0.4 s window) with the shortest lease, and default refresh options:
+  // a refresh is not abandoned before 2 s, so a late valid answer still ends the hold.
+  const LEASE = 5;
+  for (const latencyMs of [300, 900]) {
+    test(`authority answering in ${latencyMs} ms: leased within leaseSeconds + 2 s plus three refreshes, then ready`, async (t) => {
+      const s = scope(t);
+      const redis = await s.redis();
+      const started = now();
+      const sentinel = s.make({
+        budget: {
+          unverifiedUnits: 2000,
+          maxUnitsPerSecond: 50,
+          maxStaleSeconds: 10,
+          fleet: { redis: redis.url, name: fleetName(), maxNodes: 25, leaseSeconds: LEASE },
+        },
+        authority: { inspect: () => sleep(latencyMs).then(() => 'valid') },
+      });
+      // three refreshes: each at most the latency plus the floor's longest pause (0.5 × 0.4 s)
+      const bound = (LEASE + 2) * 1000 + 3 * (latencyMs + 200) + 1500;
+      await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: bound + 5000, label: () => `leased; ${fmt(sentinel)}` });
+      const leasedAfter = now() - started;
+      assert.ok(leasedAfter <= bound, `leased after ${leasedAfter.toFixed(0)} ms, bound ${bound} ms`);
+      approx(sentinel.fleet().grantUnits, 480, 'grant = want = r × maxStaleSeconds − floor');
+      await pollUntil(() => sentinel.readiness().status === 'ready', { ms: 3000, label: () => `ready once leased; ${fmt(sentinel)}` });
+      t.diagnostic(`leased after ${leasedAfter.toFixed(0)} ms (bound ${bound} ms)`);
+    });
+  }
+});
+
+describe('more live nodes than maxNodes', () => {
+  test('6 nodes with maxNodes 4: the two extra floors come out of the pool; read-out, metric and one error line per node', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const name = fleetName();
+    const B = 240;
+    const FLOOR = (B * 0.25) / 4; // 15
+    const LENT = B * 0.75 - 2 * FLOOR; // 150
+    const logs = [];
+    const nodes = Array.from({ length: 6 }, () => {
+      const log = recordingLogger();
+      logs.push(log);
+      return s.make({
+        budget: { unverifiedUnits: B, maxUnitsPerSecond: 50, fleet: { redis: redis.url, name, maxNodes: 4, leaseSeconds: 5 } },
+        refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
+        authority: { inspect: async () => 'valid' },
+        logger: log.logger,
+      });
+    });
+    const fair = LENT / 6;
+    await pollUntil(() => nodes.every((n) => n.fleet().mode === 'leased' && Math.abs(n.fleet().grantUnits - fair) < 0.05 * fair), {
+      ms: 20000,
+      label: () => `every grant near ${fair}: ${nodes.map((n) => n.fleet().grantUnits).join(', ')}`,
+    });
+    const total = nodes.reduce((sum, n) => sum + n.fleet().nodeBudgetUnits, 0);
+    assert.ok(total <= B + 1e-6, `the node budgets add up to ${total} > b = ${B}`);
+    for (const [i, n] of nodes.entries()) {
+      const f = n.fleet();
+      assert.deepEqual([f.liveNodes, f.maxNodes], [6, 4], `node ${i} read-out`);
+      assert.equal(metric(n, 'spend_sentinel_fleet_live_nodes')[0]?.value, 6);
+      assert.equal(metric(n, 'spend_sentinel_fleet_max_nodes')[0]?.value, 4);
+      const over = logs[i].fleet().filter((l) => l.fields.liveNodes !== undefined);
+      assert.equal(over.length, 1, `node ${i}: one line for the episode, got ${JSON.stringify(over)}`);
+      assert.equal(over[0].level, 'error');
+      assert.match(over[0].message, /more than maxNodes 4/);
+    }
+  });
+});
+
+describe('failing Redis calls are visible: redisError, the error metric, one log line per change', { concurrency: true }, () => {
+  const options = (url, log) => ({
+    budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: url, name: fleetName(), maxNodes: 3, leaseSeconds: 5 } },
+    refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
+    authority: { inspect: async () => 'valid' },
+    logger: log.logger,
+  });
+  /** Waits for `kind` with at least `failures` failed calls, then checks the one line. */
+  async function failsAs(sentinel, log, kind, failures = 3) {
+    await pollUntil(() => sentinel.fleet().redisError === kind && errorsTotal(sentinel) >= failures, {
+      ms: 15000,
+      label: () => `redisError ${kind} after ${failures} failures; ${fmt(sentinel)}, errors ${errorsTotal(sentinel)}`,
+    });
+    const lines = log.fleet().filter((l) => l.fields.redisError === kind);
+    assert.equal(lines.length, 1, `one line for ${kind} however many retries: ${JSON.stringify(log.fleet())}`);
+    assert.equal(lines[0].level, 'error');
+    const counted = metric(sentinel, 'spend_sentinel_fleet_redis_errors_total').find((x) => x.labels.kind === kind);
+    assert.ok(counted?.value >= 1, `the metric counts ${kind}`);
+  }
+
+  test('wrong password: auth (the password never shows)', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis({ user: 'fleet', password: 'right-password-123' });
+    const log = recordingLogger();
+    const sentinel = s.make(options(`redis://fleet:wrong-password-456@127.0.0.1:${redis.port}`, log));
+    await failsAs(sentinel, log, 'auth');
+    assert.equal(sentinel.fleet().mode, 'connecting');
+    const everything = JSON.stringify([log.lines, sentinel.fleet(), sentinel.metrics()]);
+    assert.ok(!everything.includes('wrong-password-456'), 'the password is never shown');
+  });
+
+  test('an ACL user that may not run INFO: noperm', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    await redis.command('ACL', 'SETUSER', 'noinfo', 'on', '>pw-noinfo', '~*', '+@all', '-info');
+    const log = recordingLogger();
+    const sentinel = s.make(options(`redis://noinfo:pw-noinfo@127.0.0.1:${redis.port}`, log));
+    await failsAs(sentinel, log, 'noperm');
+  });
+
+  test('a dead server (timeout), then a refusing one (connect), then a healthy one: one line each, the last at info', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const proxy = await s.proxy(redis.port);
+    proxy.setMode('blackhole');
+    const log = recordingLogger();
+    const sentinel = s.make(options(proxy.url(redis.url), log));
+    await failsAs(sentinel, log, 'timeout', 2);
+    proxy.setMode('reset');
+    await failsAs(sentinel, log, 'connect', 4);
+    proxy.setMode('pass');
+    await pollUntil(() => sentinel.fleet().redisError === null && sentinel.fleet().liveNodes === 1, {
+      ms: 10000,
+      label: () => `Redis answering again; ${fmt(sentinel)}`,
+    });
+    const changes = log.fleet().filter((l) => 'redisError' in l.fields).map((l) => [l.level, l.fields.redisError]);
+    assert.deepEqual(changes, [['error', 'timeout'], ['error', 'connect'], ['info', null]]);
+  });
+});
+
+describe('connections', { concurrency: true }, () => {
+  test('a server that closes idle connections (timeout 2) costs a reconnect, not an error', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis({ args: ['--timeout', '2'] });
+    const connectionsAt = async () => Number(/total_connections_received:(\d+)/.exec(await redis.command('INFO', 'stats'))[1]);
+    const before = await connectionsAt();
+    const sentinel = s.make({
+      // leaseSeconds 9: a renewal every 3 s (± 10 %), longer than the server's 2 s idle timeout
+      budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: redis.url, name: fleetName(), maxNodes: 3, leaseSeconds: 9 } },
+      refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
+      authority: { inspect: async () => 'valid' },
+    });
+    await pollUntil(async () => (await connectionsAt()) - before >= 4, {
+      ms: 20000,
+      label: () => `four connections (three after idle closes); ${fmt(sentinel)}`,
+    });
+    assert.equal(errorsTotal(sentinel), 0, `no error counted: ${sentinel.metrics()}`);
+    assert.equal(sentinel.fleet().redisError, null);
+  });
+
+  test('close() after the connection was reset re-opens it and releases the grant within its second', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const proxy = await s.proxy(redis.port);
+    const name = fleetName();
+    const sentinel = s.make({
+      budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: proxy.url(redis.url), name, maxNodes: 3, leaseSeconds: 5 } },
+      refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
+      authority: { inspect: async () => 'valid' },
+    });
+    await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: 15000, label: () => `leased; ${fmt(sentinel)}` });
+    proxy.setMode('reset'); // every connection is destroyed...
+    proxy.setMode('pass'); // ...and new ones pass again
+    const started = now();
+    await sentinel.close();
+    const took = now() - started;
+    assert.ok(took <= 1100, `close() took ${took.toFixed(0)} ms`);
+    const state = await redis.command('HGETALL', `{spend-sentinel:${name}}`);
+    const fields = state.filter((_, i) => i % 2 === 0);
+    assert.deepEqual(fields.filter((f) => f.startsWith('n:')), [], `no lease left: ${JSON.stringify(state)}`);
+    assert.equal(fields.filter((f) => f.startsWith('t:')).length, 1, 'the node is remembered as released');
+  });
+});
+
+describe('a lease that lapses while the authority is healthy', () => {
+  test('floor window 1.2 s: fresh evidence is in hand at the deadline, so no not_ready blip', async (t) => {
+    const s = scope(t);
+    const redis = await s.redis();
+    const proxy = await s.proxy(redis.port);
+    // b 1000, r 50, maxNodes 2, reserve 0.12: floor 60 units (a 1.2 s window), pool 880. Leased
+    // alone the window is 18.8 s and the default pauses 5.6 to 9.4 s: without a refresh planned
+    // for the deadline, the evidence would almost always be older than the floor's window then.
+    const sentinel = s.make({
+      budget: { unverifiedUnits: 1000, maxUnitsPerSecond: 50, fleet: { redis: proxy.url(redis.url), name: fleetName(), maxNodes: 2, reserve: 0.12, leaseSeconds: 5 } },
+      authority: { inspect: async () => 'valid' },
+    });
+    // traffic at 20 units/s, below r
+    const traffic = setInterval(() => sentinel.admit(1), 50);
+    s.defer(() => clearInterval(traffic));
+    await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: 15000, label: () => `leased; ${fmt(sentinel)}` });
+    await pollUntil(() => sentinel.readiness().status === 'ready', { ms: 3000, label: () => `ready; ${fmt(sentinel)}` });
+    const transitions = recordTransitions(sentinel);
+    proxy.setMode('blackhole'); // renewals fail from now on: the lease lapses at its deadline
+    await pollUntil(() => sentinel.fleet().mode === 'floor', { ms: 8000, label: () => `the lease lapsed; ${fmt(sentinel)}` });
+    await quietPeriod(1500); // past the floor's whole window
+    assert.deepEqual(transitions.events.filter((e) => e.to === 'not_ready'), [], 'no not_ready blip at the lapse');
+    assert.equal(sentinel.readiness().status, 'ready');
+  });
+});
+
+function approx(actual, expected, what, eps = 1e-6) {
+  assert.ok(Math.abs(actual - expected) <= eps * Math.max(1, Math.abs(expected)), `${what}: ${actual}, expected ${expected}`);
+}
