@@ -117,17 +117,13 @@ impl SharedSentinel {
     /// Admission (README, API). Counts the units (or the refusal) for the metrics, and wakes the watcher when
     /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {
-        let (admission, spent) = self.with_state(|state| {
-            let now = clock::now();
-            let admission = state.try_admit(units, now);
-            (admission, admission.is_ok() && state.is_budget_spent(now))
-        });
-        if spent {
-            self.changed.notify_one();
-        }
+        let admission = self.with_state(|state| state.try_admit(units, clock::now()));
         match admission {
-            Ok(status) => {
-                self.metrics.admitted(units, status);
+            Ok(admitted) => {
+                if admitted.spent_budget {
+                    self.changed.notify_one();
+                }
+                self.metrics.admitted(units, admitted.status);
                 true
             }
             Err(reason) => {

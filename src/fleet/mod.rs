@@ -41,7 +41,7 @@ impl Fleet {
     /// its deadline by itself).
     pub fn status(&self, shared: &SharedSentinel) -> FleetStatus {
         let now = clock::now();
-        let lease = shared.with_state(|state| state.budget().fleet().and_then(|f| f.lease));
+        let lease = shared.with_state(|state| state.budget().fleet().and_then(|f| f.lease()));
         self.node.lock().status(now, lease)
     }
 

@@ -652,7 +652,7 @@ impl Sim {
             .state
             .budget()
             .fleet()
-            .and_then(|f| f.lease)
+            .and_then(|f| f.lease())
             .map_or(0.0, |l| l.usable_at(self.now))
     }
 

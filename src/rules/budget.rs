@@ -20,29 +20,23 @@ impl From<Budget> for BudgetSource {
 }
 
 impl BudgetSource {
+    /// The units this node may admit on unverified evidence now, and w for them (node budget /
+    /// r, capped by `maxStaleSeconds`): read together, once per admission.
+    pub fn at(&self, now: Duration) -> (f64, Duration) {
+        match self {
+            BudgetSource::Static(budget) => (budget.node_budget_units, budget.stale_window),
+            BudgetSource::Fleet(fleet) => fleet.at(now),
+        }
+    }
+
     /// The units this node may admit on unverified evidence, now.
     pub fn node_budget_at(&self, now: Duration) -> f64 {
-        match self {
-            BudgetSource::Static(budget) => budget.node_budget_units,
-            BudgetSource::Fleet(fleet) => fleet.node_budget_at(now),
-        }
+        self.at(now).0
     }
 
     /// w, now: node budget / r, capped by `maxStaleSeconds`.
     pub fn stale_window_at(&self, now: Duration) -> Duration {
-        match self {
-            BudgetSource::Static(budget) => budget.stale_window,
-            BudgetSource::Fleet(fleet) => fleet.stale_window_at(now),
-        }
-    }
-
-    /// w for a node budget of `node_budget` units (what `stale_window_at` answers for the node
-    /// budget of that moment); lets a caller that already read the budget skip a second read.
-    pub fn stale_window_for(&self, node_budget: f64) -> Duration {
-        match self {
-            BudgetSource::Static(budget) => budget.stale_window,
-            BudgetSource::Fleet(fleet) => fleet.shape.stale_window_for(node_budget),
-        }
+        self.at(now).1
     }
 
     /// The window the default refresh cadence scales with, now.
@@ -71,7 +65,7 @@ impl BudgetSource {
     /// A new lease (or none) from the fleet; a static budget ignores it.
     pub fn set_lease(&mut self, lease: Option<Lease>) {
         if let BudgetSource::Fleet(fleet) = self {
-            fleet.lease = lease;
+            fleet.set_lease(lease);
         }
     }
 }

@@ -96,17 +96,47 @@ impl Lease {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetBudget {
     pub shape: FleetShape,
-    pub lease: Option<Lease>,
-    /// `shape.floor_units()`, computed once: it is read on every admission.
-    floor_units: f64,
+    lease: Option<Lease>,
+    /// `shape.floor_units()` and its window, computed once.
+    floor: (f64, Duration),
+    /// floor + the lease's grant and its window, computed when the lease is set: every admission
+    /// reads one of these two pairs, never the window arithmetic.
+    leased: (f64, Duration),
 }
 
 impl FleetBudget {
     pub fn new(shape: FleetShape) -> Self {
+        let floor_units = shape.floor_units();
+        let floor = (floor_units, shape.stale_window_for(floor_units));
         FleetBudget {
             shape,
             lease: None,
-            floor_units: shape.floor_units(),
+            floor,
+            leased: floor,
+        }
+    }
+
+    pub fn lease(&self) -> Option<Lease> {
+        self.lease
+    }
+
+    pub fn set_lease(&mut self, lease: Option<Lease>) {
+        self.lease = lease;
+        self.leased = match lease {
+            Some(lease) => {
+                let units = self.floor.0 + lease.grant_units;
+                (units, self.shape.stale_window_for(units))
+            }
+            None => self.floor,
+        };
+    }
+
+    /// The node budget and its window at `now`: floor + grant before the lease deadline, the
+    /// floor alone from it on.
+    pub fn at(&self, now: Duration) -> (f64, Duration) {
+        match self.lease {
+            Some(lease) if now < lease.deadline => self.leased,
+            _ => self.floor,
         }
     }
 
@@ -115,11 +145,11 @@ impl FleetBudget {
     }
 
     pub fn node_budget_at(&self, now: Duration) -> f64 {
-        self.floor_units + self.grant_at(now)
+        self.at(now).0
     }
 
     pub fn stale_window_at(&self, now: Duration) -> Duration {
-        self.shape.stale_window_for(self.node_budget_at(now))
+        self.at(now).1
     }
 
     /// The window the refresh cadence plans with: the current one, or the equal split's while
@@ -150,7 +180,7 @@ impl FleetBudget {
         evidence_at: Option<Duration>,
     ) -> Option<Duration> {
         let deadline = self.next_change_after(now)?;
-        let floor_window = self.shape.stale_window_for(self.floor_units);
+        let floor_window = self.floor.1;
         if floor_window.is_zero() {
             return None;
         }
@@ -204,10 +234,10 @@ mod tests {
     fn a_grant_is_usable_until_its_deadline_only() {
         let mut budget = FleetBudget::new(shape());
         assert_eq!(budget.node_budget_at(secs(0.0)), 12.5);
-        budget.lease = Some(Lease {
+        budget.set_lease(Some(Lease {
             grant_units: 50.0,
             deadline: secs(10.0),
-        });
+        }));
         assert_eq!(budget.node_budget_at(secs(9.999)), 62.5);
         assert_eq!(budget.stale_window_at(secs(9.999)), secs(62.5 / 20.0));
         assert_eq!(budget.node_budget_at(secs(10.0)), 12.5);
@@ -252,10 +282,10 @@ mod tests {
             None,
             "no lease"
         );
-        budget.lease = Some(Lease {
+        budget.set_lease(Some(Lease {
             grant_units: 100.0,
             deadline: secs(30.0),
-        });
+        }));
         assert_eq!(
             budget.refresh_before_lapse(secs(1.0), Some(secs(0.5))),
             Some(secs(30.0 - 0.625))
@@ -265,13 +295,11 @@ mod tests {
             None,
             "evidence sent within the floor's window of the deadline is young enough"
         );
-        let no_floor = FleetBudget {
-            lease: budget.lease,
-            ..FleetBudget::new(FleetShape {
-                reserve: 0.0,
-                ..shape()
-            })
-        };
+        let mut no_floor = FleetBudget::new(FleetShape {
+            reserve: 0.0,
+            ..shape()
+        });
+        no_floor.set_lease(budget.lease());
         assert_eq!(no_floor.refresh_before_lapse(secs(1.0), None), None);
     }
 }

@@ -22,6 +22,14 @@ pub enum Lifecycle {
     Failed,
 }
 
+/// What an admission answers: the status the units were admitted on, and whether they spent the
+/// node budget (a status change the transition watcher must hear of).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    pub status: Status,
+    pub spent_budget: bool,
+}
+
 /// Handed out when a refresh request is sent, handed back with its outcome.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RefreshTicket {
@@ -64,18 +72,23 @@ impl SentinelState {
     }
 
     fn evaluate_at(&self, now: Duration, shutting_down: bool) -> Readiness {
-        self.evaluate_with(now, shutting_down, self.budget.node_budget_at(now))
+        self.evaluate_with(now, shutting_down, self.budget.at(now))
     }
 
-    /// Readiness for the node budget of this moment, read once by the caller.
-    fn evaluate_with(&self, now: Duration, shutting_down: bool, node_budget: f64) -> Readiness {
+    /// Readiness for the node budget and window of this moment, read once by the caller.
+    fn evaluate_with(
+        &self,
+        now: Duration,
+        shutting_down: bool,
+        (node_budget, stale_window): (f64, Duration),
+    ) -> Readiness {
         evaluate(ReadinessInputs {
             shutting_down,
             failed: self.lifecycle == Lifecycle::Failed,
             evidence: &self.evidence,
             budget_spent: self.ledger.is_spent(node_budget),
             no_budget: node_budget <= 0.0,
-            stale_window: self.budget.stale_window_for(node_budget),
+            stale_window,
             now,
         })
     }
@@ -88,10 +101,13 @@ impl SentinelState {
 
     /// Admits `units` and answers the status they were admitted on (`ready` or `degraded`), or
     /// refuses with the reason (see [`SentinelState::refusal_reason`]), changing nothing.
-    pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Status, Reason> {
-        let status = self.admission(units, now)?;
+    pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Admitted, Reason> {
+        let (status, node_budget) = self.admission(units, now)?;
         self.ledger.add(units);
-        Ok(status)
+        Ok(Admitted {
+            status,
+            spent_budget: self.ledger.is_spent(node_budget),
+        })
     }
 
     /// Why `admit(units)` would refuse at `now`, or `None` when it would admit. Admission
@@ -102,19 +118,20 @@ impl SentinelState {
         self.admission(units, now).err()
     }
 
-    fn admission(&self, units: f64, now: Duration) -> Result<Status, Reason> {
+    /// The status `units` would be admitted on, with the node budget read for it (once).
+    fn admission(&self, units: f64, now: Duration) -> Result<(Status, f64), Reason> {
         if self.lifecycle == Lifecycle::Closed {
             return Err(Reason::ShuttingDown);
         }
-        let node_budget = self.budget.node_budget_at(now);
-        let readiness = self.evaluate_with(now, false, node_budget);
+        let budget = self.budget.at(now);
+        let readiness = self.evaluate_with(now, false, budget);
         if !readiness.status.admits() {
             return Err(readiness.reason);
         }
-        if !self.ledger.fits(units, node_budget) {
+        if !self.ledger.fits(units, budget.0) {
             return Err(Reason::BudgetExhausted);
         }
-        Ok(readiness.status)
+        Ok((readiness.status, budget.0))
     }
 
     /// Call just before the refresh request goes out; `None` once closed (no refresh may start).
@@ -201,11 +218,6 @@ impl SentinelState {
         self.budget.stale_window_at(now)
     }
 
-    /// Rule 6: the ledger has reached the node budget.
-    pub fn is_budget_spent(&self, now: Duration) -> bool {
-        self.ledger.is_spent(self.budget.node_budget_at(now))
-    }
-
     pub fn exposure_units(&self) -> f64 {
         self.ledger.exposure()
     }
@@ -216,7 +228,7 @@ impl SentinelState {
         let fleet = self.budget.fleet();
         let floor = fleet.map_or(0.0, |f| f.shape.floor_units());
         Local {
-            lease: fleet.and_then(|f| f.lease),
+            lease: fleet.and_then(|f| f.lease()),
             used_beyond_floor: (self.exposure_units() - floor).max(0.0),
             last_valid_sent: self.evidence.verified_at(),
         }
