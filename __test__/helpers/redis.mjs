@@ -297,7 +297,11 @@ export async function startProxy(targetPort) {
   const destroy = (pair) => {
     if (!pairs.has(pair)) return;
     pairs.delete(pair);
-    const hard = (s) => (typeof s.resetAndDestroy === 'function' ? s.resetAndDestroy() : s.destroy());
+    // RST, unless the socket already ended its writable side (the peer's FIN makes Node end() it,
+    // a shutdown): then libuv refuses the reset (uv_tcp_close_reset → EINVAL) but Node 20 still
+    // marks the handle closing, never closes it, and the process spins at exit
+    // (Environment::CleanupHandles). A plain destroy() is all such a socket needs.
+    const hard = (s) => (typeof s.resetAndDestroy === 'function' && !s.writableEnded && !s.destroyed ? s.resetAndDestroy() : s.destroy());
     hard(pair.client);
     if (pair.upstream) pair.upstream.destroy();
   };
