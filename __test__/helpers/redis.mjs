@@ -8,7 +8,8 @@
 //
 // `startProxy(targetPort)` forwards 127.0.0.1:<ephemeral> to a Redis port, with modes switchable
 // at runtime: `pass`, `blackhole` (accept and read, forward and answer nothing, existing
-// connections included) and `reset` (destroy every connection, existing and new).
+// connections included) and `reset` (destroy every connection, existing and new);
+// `retarget(port)` points it at another server (a failover behind one stable address).
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -286,11 +287,13 @@ export async function startRedis({ port, user, password, args = [], startTimeout
 const MODES = new Set(['pass', 'blackhole', 'reset']);
 
 /**
- * A TCP proxy 127.0.0.1:<ephemeral> → 127.0.0.1:`targetPort`. A connection that lost data while
+ * A TCP proxy 127.0.0.1:<ephemeral> → 127.0.0.1:`initialTarget`. A connection that lost data while
  * blackholed is destroyed when the mode goes back to `pass` (its byte stream is no longer whole);
- * connections opened later pass normally.
+ * connections opened later pass normally. `retarget(port)` sends new connections to another port
+ * and destroys the existing ones (their server is no longer the target).
  */
-export async function startProxy(targetPort) {
+export async function startProxy(initialTarget) {
+  let targetPort = initialTarget;
   let mode = 'pass';
   const pairs = new Set();
 
@@ -353,6 +356,10 @@ export async function startProxy(targetPort) {
     get connections() {
       return pairs.size;
     },
+    /** The port new connections are forwarded to. */
+    get target() {
+      return targetPort;
+    },
     /** `redis://user:pw@host:port/db` of the target → the same URL through this proxy. */
     url(targetUrl) {
       const u = new URL(targetUrl);
@@ -366,6 +373,12 @@ export async function startProxy(targetPort) {
       for (const pair of [...pairs]) {
         if (next === 'reset' || (next === 'pass' && pair.tainted)) destroy(pair);
       }
+    },
+    /** New connections go to 127.0.0.1:`nextPort`; every existing one is destroyed. The mode stays. */
+    retarget(nextPort) {
+      if (!Number.isInteger(nextPort) || nextPort <= 0 || nextPort > 65535) throw new Error(`retarget(port) needs a TCP port, got ${nextPort}`);
+      targetPort = nextPort;
+      for (const pair of [...pairs]) destroy(pair);
     },
     close() {
       for (const pair of [...pairs]) destroy(pair);
