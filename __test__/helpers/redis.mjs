@@ -33,9 +33,14 @@ process.once('exit', () => {
 
 /** The absolute path of `redis-server` on PATH, or null. */
 export function findRedisServer() {
+  return findOnPath('redis-server');
+}
+
+/** The absolute path of the executable `name` on PATH, or null. */
+export function findOnPath(name) {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
-    const candidate = join(dir, 'redis-server');
+    const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
