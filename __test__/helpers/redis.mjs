@@ -6,6 +6,9 @@
 // reconnect logic). Every server started here is also killed when this process exits, so an
 // aborted test run leaves no redis-server behind; tests still call `stop()` in their cleanup.
 //
+// `startRedis({ clockShim: true })` runs the server under fixtures/clock-shim.c so the test can
+// step its wall clock (`stepClock(seconds)`).
+//
 // `startProxy(targetPort)` forwards 127.0.0.1:<ephemeral> to a Redis port, with modes switchable
 // at runtime: `pass`, `blackhole` (accept and read, forward and answer nothing, existing
 // connections included) and `reset` (destroy every connection, existing and new);
@@ -14,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { buildClockShim, clockFile } from './clock-shim.mjs';
 import { closedPort, deferred, pollUntil, withTimeout } from './wait.mjs';
 
 const LOCALHOST = '127.0.0.1';
@@ -157,12 +161,23 @@ export function rawCommands(port, commands, { timeoutMs = 2000 } = {}) {
  * Starts a redis-server on 127.0.0.1 (`port`, or a free ephemeral one) and resolves once it
  * answers PING. `user` + `password` add an ACL user (all commands, all keys) and turn the default
  * user off; `password` alone sets requirepass. The helper's own commands authenticate first.
- * `args` are extra command-line arguments.
+ * `args` are extra command-line arguments, `env` extra environment variables for the server.
+ *
+ * `clockShim: true`: the server runs with LD_PRELOAD=fixtures/clock-shim.c (compiled once per
+ * process); `stepClock(seconds)` moves its wall clock (CLOCK_REALTIME, gettimeofday, time) by
+ * that much more, `clockOffsetSeconds` is the total. Monotonic time is left alone.
  */
-export async function startRedis({ port, user, password, args = [], startTimeoutMs = 5000 } = {}) {
+export async function startRedis({ port, user, password, args = [], env = {}, clockShim = false, startTimeoutMs = 5000 } = {}) {
   const bin = findRedisServer();
   if (!bin) throw new Error(MISSING);
   const auth = password === undefined ? [] : [['AUTH', ...(user ? [user] : []), password]];
+  const clock = clockShim ? clockFile() : null;
+  const serverEnv = { ...process.env, ...env };
+  if (clock) {
+    const shim = await buildClockShim();
+    serverEnv.LD_PRELOAD = [shim, serverEnv.LD_PRELOAD].filter(Boolean).join(' ');
+    Object.assign(serverEnv, clock.env);
+  }
   const serverArgs = (p) => [
     '--port', String(p), '--bind', LOCALHOST, '--save', '', '--appendonly', 'no', '--daemonize', 'no',
     ...(password === undefined ? [] : user ? ['--user', 'default', 'off', '--user', user, 'on', `>${password}`, '~*', '&*', '+@all'] : ['--requirepass', password]),
@@ -176,7 +191,7 @@ export async function startRedis({ port, user, password, args = [], startTimeout
   async function launch(p) {
     output = '';
     exited = deferred();
-    const proc = spawn(bin, serverArgs(p), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(bin, serverArgs(p), { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d) => (output = (output + d).slice(-4000)); // the tail, for a failure message
     proc.stdout.setEncoding('utf8').on('data', keep);
     proc.stderr.setEncoding('utf8').on('data', keep);
@@ -255,6 +270,15 @@ export async function startRedis({ port, user, password, args = [], startTimeout
       const replies = await rawCommands(chosen, [...auth, cmd]);
       for (const r of replies) if (r instanceof RedisReplyError) throw r;
       return replies.at(-1);
+    },
+    /** The wall-clock offset (seconds) with clockShim: true; undefined without. */
+    get clockOffsetSeconds() {
+      return clock?.offsetSeconds;
+    },
+    /** With clockShim: true, moves the server's wall clock by `seconds` more (negative: back). */
+    stepClock(seconds) {
+      if (!clock) throw new Error('stepClock() needs a server started with clockShim: true');
+      clock.step(seconds);
     },
     /** SIGSTOP: the server keeps its sockets but answers nothing. */
     pause() {
