@@ -6,13 +6,21 @@
 // reconnect logic). Every server started here is also killed when this process exits, so an
 // aborted test run leaves no redis-server behind; tests still call `stop()` in their cleanup.
 //
+// `startRedis({ tls })` serves TLS only (rediss://), and the helper's own client speaks TLS to it;
+// `startRedis({ clockShim: true })` runs the server under fixtures/clock-shim.c so the test can
+// step its wall clock (`stepClock(seconds)`). Topologies (replicas, cluster, certificates,
+// eviction) are in redis-topologies.mjs.
+//
 // `startProxy(targetPort)` forwards 127.0.0.1:<ephemeral> to a Redis port, with modes switchable
 // at runtime: `pass`, `blackhole` (accept and read, forward and answer nothing, existing
-// connections included) and `reset` (destroy every connection, existing and new).
+// connections included) and `reset` (destroy every connection, existing and new);
+// `retarget(port)` points it at another server (a failover behind one stable address).
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { buildClockShim, clockFile } from './clock-shim.mjs';
 import { closedPort, deferred, pollUntil, withTimeout } from './wait.mjs';
 
 const LOCALHOST = '127.0.0.1';
@@ -32,9 +40,14 @@ process.once('exit', () => {
 
 /** The absolute path of `redis-server` on PATH, or null. */
 export function findRedisServer() {
+  return findOnPath('redis-server');
+}
+
+/** The absolute path of the executable `name` on PATH, or null. */
+export function findOnPath(name) {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
-    const candidate = join(dir, 'redis-server');
+    const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -112,14 +125,17 @@ export function parseReply(buf, offset = 0) {
 /**
  * Sends `commands` (arrays of arguments) on one fresh connection to 127.0.0.1:`port` and resolves
  * with their replies in order (error replies as RedisReplyError values). Rejects on a connection
- * error or after `timeoutMs` (e.g. a paused server).
+ * error (a refused TLS handshake included) or after `timeoutMs` (e.g. a paused server).
+ * `tls` (node:tls options: `ca`, `cert`, `key`, ...) makes it a TLS connection; the server's
+ * certificate is checked against 127.0.0.1.
  */
-export function rawCommands(port, commands, { timeoutMs = 2000 } = {}) {
+export function rawCommands(port, commands, { timeoutMs = 2000, tls } = {}) {
   const done = deferred();
-  const socket = connect({ host: LOCALHOST, port });
+  const socket = tls ? tlsConnect({ ...tls, host: LOCALHOST, port }) : connect({ host: LOCALHOST, port });
   let buf = Buffer.alloc(0);
   const replies = [];
-  socket.on('connect', () => socket.write(Buffer.concat(commands.map(encodeCommand)))); // no half-close: a proxy or a paused client would drop the replies
+  const send = () => socket.write(Buffer.concat(commands.map(encodeCommand))); // no half-close: a proxy or a paused client would drop the replies
+  socket.on(tls ? 'secureConnect' : 'connect', send);
   socket.on('data', (chunk) => {
     buf = Buffer.concat([buf, chunk]);
     try {
@@ -148,17 +164,50 @@ export function rawCommands(port, commands, { timeoutMs = 2000 } = {}) {
 // ---- redis-server ------------------------------------------------------------------------------
 
 /**
+ * The server arguments for TLS only on port `p` (`--port 0` turns the plain port off), with the
+ * certificates of makeCerts() (redis-topologies.mjs). The client certificate is also the server's
+ * own for its outgoing connections (replication with `--tls-replication yes`): the server
+ * certificate is for serverAuth only, which a peer verifying clients would refuse.
+ */
+function tlsServerArgs(p, { certs, authClients = true }) {
+  const f = certs.files;
+  return [
+    '--port', '0', '--tls-port', String(p),
+    '--tls-cert-file', f.serverCert, '--tls-key-file', f.serverKey, '--tls-ca-cert-file', f.ca,
+    '--tls-client-cert-file', f.clientCert, '--tls-client-key-file', f.clientKey,
+    '--tls-auth-clients', authClients ? 'yes' : 'no',
+  ];
+}
+
+/**
  * Starts a redis-server on 127.0.0.1 (`port`, or a free ephemeral one) and resolves once it
  * answers PING. `user` + `password` add an ACL user (all commands, all keys) and turn the default
  * user off; `password` alone sets requirepass. The helper's own commands authenticate first.
- * `args` are extra command-line arguments.
+ * `args` are extra command-line arguments, `env` extra environment variables for the server.
+ *
+ * `tls: { certs, authClients = true }` (certs from makeCerts()): TLS only on that port, `url` is
+ * rediss://, and the helper's own client trusts the CA and presents the client certificate
+ * (`tlsClient` is those node:tls options, for other clients).
+ *
+ * `clockShim: true`: the server runs with LD_PRELOAD=fixtures/clock-shim.c (compiled once per
+ * process); `stepClock(seconds)` moves its wall clock (CLOCK_REALTIME, gettimeofday, time) by
+ * that much more, `clockOffsetSeconds` is the total. Monotonic time is left alone.
  */
-export async function startRedis({ port, user, password, args = [], startTimeoutMs = 5000 } = {}) {
+export async function startRedis({ port, user, password, args = [], env = {}, tls, clockShim = false, startTimeoutMs = 5000 } = {}) {
   const bin = findRedisServer();
   if (!bin) throw new Error(MISSING);
   const auth = password === undefined ? [] : [['AUTH', ...(user ? [user] : []), password]];
+  const tlsClient = tls ? { ca: tls.certs.caPem, cert: tls.certs.clientCertPem, key: tls.certs.clientKeyPem } : undefined;
+  const clock = clockShim ? clockFile() : null;
+  const serverEnv = { ...process.env, ...env };
+  if (clock) {
+    const shim = await buildClockShim();
+    serverEnv.LD_PRELOAD = [shim, serverEnv.LD_PRELOAD].filter(Boolean).join(' ');
+    Object.assign(serverEnv, clock.env);
+  }
   const serverArgs = (p) => [
-    '--port', String(p), '--bind', LOCALHOST, '--save', '', '--appendonly', 'no', '--daemonize', 'no',
+    ...(tls ? tlsServerArgs(p, tls) : ['--port', String(p)]),
+    '--bind', LOCALHOST, '--save', '', '--appendonly', 'no', '--daemonize', 'no',
     ...(password === undefined ? [] : user ? ['--user', 'default', 'off', '--user', user, 'on', `>${password}`, '~*', '&*', '+@all'] : ['--requirepass', password]),
     ...args,
   ];
@@ -170,7 +219,7 @@ export async function startRedis({ port, user, password, args = [], startTimeout
   async function launch(p) {
     output = '';
     exited = deferred();
-    const proc = spawn(bin, serverArgs(p), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(bin, serverArgs(p), { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d) => (output = (output + d).slice(-4000)); // the tail, for a failure message
     proc.stdout.setEncoding('utf8').on('data', keep);
     proc.stderr.setEncoding('utf8').on('data', keep);
@@ -189,7 +238,7 @@ export async function startRedis({ port, user, password, args = [], startTimeout
     const answers = pollUntil(
       async () => {
         try {
-          const replies = await rawCommands(p, [...auth, ['PING']], { timeoutMs: 500 });
+          const replies = await rawCommands(p, [...auth, ['PING']], { timeoutMs: 500, tls: tlsClient });
           return replies.at(-1) === 'PONG';
         } catch {
           return false;
@@ -239,16 +288,36 @@ export async function startRedis({ port, user, password, args = [], startTimeout
 
   return {
     port: chosen,
-    url: `redis://${LOCALHOST}:${chosen}`,
+    url: `${tls ? 'rediss' : 'redis'}://${LOCALHOST}:${chosen}`,
+    /** node:tls options (CA + client certificate) for a TLS server, else undefined. */
+    tlsClient,
     /** The current server's pid (a restart changes it). */
     get pid() {
       return child?.pid;
     },
     /** One command; resolves with its reply, rejects with RedisReplyError on an error reply. */
     async command(...cmd) {
-      const replies = await rawCommands(chosen, [...auth, cmd]);
+      const replies = await rawCommands(chosen, [...auth, cmd], { tls: tlsClient });
       for (const r of replies) if (r instanceof RedisReplyError) throw r;
       return replies.at(-1);
+    },
+    /**
+     * Several commands pipelined on one connection; resolves with every reply in order, error
+     * replies included as RedisReplyError values (the authentication's reply is left out).
+     */
+    async commands(list, { timeoutMs = 5000 } = {}) {
+      const replies = await rawCommands(chosen, [...auth, ...list], { timeoutMs, tls: tlsClient });
+      if (auth.length && replies[0] instanceof RedisReplyError) throw replies[0];
+      return replies.slice(auth.length);
+    },
+    /** The wall-clock offset (seconds) with clockShim: true; undefined without. */
+    get clockOffsetSeconds() {
+      return clock?.offsetSeconds;
+    },
+    /** With clockShim: true, moves the server's wall clock by `seconds` more (negative: back). */
+    stepClock(seconds) {
+      if (!clock) throw new Error('stepClock() needs a server started with clockShim: true');
+      clock.step(seconds);
     },
     /** SIGSTOP: the server keeps its sockets but answers nothing. */
     pause() {
@@ -286,18 +355,24 @@ export async function startRedis({ port, user, password, args = [], startTimeout
 const MODES = new Set(['pass', 'blackhole', 'reset']);
 
 /**
- * A TCP proxy 127.0.0.1:<ephemeral> → 127.0.0.1:`targetPort`. A connection that lost data while
+ * A TCP proxy 127.0.0.1:<ephemeral> → 127.0.0.1:`initialTarget`. A connection that lost data while
  * blackholed is destroyed when the mode goes back to `pass` (its byte stream is no longer whole);
- * connections opened later pass normally.
+ * connections opened later pass normally. `retarget(port)` sends new connections to another port
+ * and destroys the existing ones (their server is no longer the target).
  */
-export async function startProxy(targetPort) {
+export async function startProxy(initialTarget) {
+  let targetPort = initialTarget;
   let mode = 'pass';
   const pairs = new Set();
 
   const destroy = (pair) => {
     if (!pairs.has(pair)) return;
     pairs.delete(pair);
-    const hard = (s) => (typeof s.resetAndDestroy === 'function' ? s.resetAndDestroy() : s.destroy());
+    // RST, unless the socket already ended its writable side (the peer's FIN makes Node end() it,
+    // a shutdown): then libuv refuses the reset (uv_tcp_close_reset → EINVAL) but Node 20 still
+    // marks the handle closing, never closes it, and the process spins at exit
+    // (Environment::CleanupHandles). A plain destroy() is all such a socket needs.
+    const hard = (s) => (typeof s.resetAndDestroy === 'function' && !s.writableEnded && !s.destroyed ? s.resetAndDestroy() : s.destroy());
     hard(pair.client);
     if (pair.upstream) pair.upstream.destroy();
   };
@@ -349,6 +424,10 @@ export async function startProxy(targetPort) {
     get connections() {
       return pairs.size;
     },
+    /** The port new connections are forwarded to. */
+    get target() {
+      return targetPort;
+    },
     /** `redis://user:pw@host:port/db` of the target → the same URL through this proxy. */
     url(targetUrl) {
       const u = new URL(targetUrl);
@@ -362,6 +441,12 @@ export async function startProxy(targetPort) {
       for (const pair of [...pairs]) {
         if (next === 'reset' || (next === 'pass' && pair.tainted)) destroy(pair);
       }
+    },
+    /** New connections go to 127.0.0.1:`nextPort`; every existing one is destroyed. The mode stays. */
+    retarget(nextPort) {
+      if (!Number.isInteger(nextPort) || nextPort <= 0 || nextPort > 65535) throw new Error(`retarget(port) needs a TCP port, got ${nextPort}`);
+      targetPort = nextPort;
+      for (const pair of [...pairs]) destroy(pair);
     },
     close() {
       for (const pair of [...pairs]) destroy(pair);
