@@ -222,11 +222,7 @@ async fn connect(client: &Client) -> Result<MultiplexedConnection, ErrorKind> {
     client
         .get_multiplexed_async_connection_with_config(&config)
         .await
-        .map_err(|error| match classify(&error) {
-            // A refused handshake is a TLS problem, whatever the error's own kind says.
-            ErrorKind::Connect | ErrorKind::Response if is_tls(client, &error) => ErrorKind::Tls,
-            kind => kind,
-        })
+        .map_err(|error| classify(&error))
 }
 
 /// Whether the connection that gave `error` can no longer be used.
@@ -257,22 +253,17 @@ fn classify(error: &RedisError) -> ErrorKind {
         ErrorKind::Timeout
     } else if error.is_io_error() || error.is_connection_dropped() || error.is_connection_refusal()
     {
-        ErrorKind::Connect
+        // rustls's failures: an unknown CA ("invalid peer certificate: UnknownIssuer") fails the
+        // handshake; a server that wants a client certificate says so in an alert on the first
+        // read ("received fatal alert: CertificateRequired").
+        let text = text.to_ascii_lowercase();
+        let tls = ["certificate", "tls", "handshake", "alert"];
+        if tls.iter().any(|word| text.contains(word)) {
+            ErrorKind::Tls
+        } else {
+            ErrorKind::Connect
+        }
     } else {
         ErrorKind::Response
     }
-}
-
-/// Whether a failed connect to a `rediss://` server failed in its TLS handshake.
-fn is_tls(client: &Client, error: &RedisError) -> bool {
-    if !matches!(
-        client.get_connection_info().addr(),
-        ConnectionAddr::TcpTls { .. }
-    ) {
-        return false;
-    }
-    let text = error.to_string().to_ascii_lowercase();
-    ["certificate", "tls", "handshake", "alert", "unknownissuer"]
-        .iter()
-        .any(|word| text.contains(word))
 }
