@@ -175,6 +175,26 @@ describe('where Redis runs', { concurrency: true }, () => {
     for (const n of nodes) assert.equal(n.fleet().redisError, null);
   });
 
+  test('Redis Cluster with the fleet\'s slot being migrated: ASK is followed (ASKING on the importing node)', async (t) => {
+    const s = scope(t);
+    const cluster = await startCluster({ masters: 3 });
+    s.defer(() => cluster.stop());
+    const name = fleetName();
+    const key = fleetKey(name);
+    const slot = await cluster.keySlot(key);
+    const owner = await cluster.ownerOf(key);
+    const importer = cluster.nodes.find((n) => n.port !== owner.port);
+    const idOf = (n) => n.command('CLUSTER', 'MYID');
+    await importer.command('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', await idOf(owner));
+    await owner.command('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', await idOf(importer));
+    const sentinel = s.make(options(owner.url, name));
+    await leased(sentinel);
+    const [, exists] = await importer.commands([['ASKING'], ['EXISTS', key]]);
+    assert.equal(exists, 1, 'the state was written on the importing node');
+    await assert.rejects(owner.command('EXISTS', key), /ASK/, 'the migrating node has no copy: it asks clients to go on');
+    assert.equal(sentinel.fleet().redisError, null);
+  });
+
   test('TLS with a private CA and client certificates (tls-auth-clients yes); the key never shows', async (t) => {
     const s = scope(t);
     const certs = await makeCerts();

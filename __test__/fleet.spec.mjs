@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { stoppedBy } from './helpers/redis.mjs';
 import { crossCheck, readExposition } from './helpers/exposition.mjs';
@@ -39,6 +40,8 @@ const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'growthHeld', 'l
 const MODES = ['connecting', 'leased', 'floor'];
 
 const PW = `pw${randomBytes(12).toString('hex')}`;
+const fixture = (name) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const [CA, CERT, KEY] = ['ca.pem', 'server-cert.pem', 'server-key.pem'].map(fixture);
 const PW_FORMS = {
   raw: PW,
   base64: Buffer.from(PW).toString('base64'),
@@ -173,6 +176,13 @@ describe('budget.fleet options', () => {
     ['fleet with budget.nodes', () => ({ nodes: 2, fleet: base() }), /^budget\.(fleet|nodes)\b/],
     ['fleet with budget.share', () => ({ share: 0.5, fleet: base() }), /^budget\.(fleet|share)\b/],
     ['unknown key in fleet', () => ({ fleet: { ...base(), ttl: 30 } }), 'budget.fleet.ttl'],
+    ['tls with a redis:// URL', () => ({ fleet: { ...base(), tls: { ca: CA } } }), 'budget.fleet.tls'],
+    ['tls not an object', () => ({ fleet: { ...tlsBase(), tls: CA } }), 'budget.fleet.tls'],
+    ['tls.ca not PEM', () => ({ fleet: { ...tlsBase(), tls: { ca: 'not a certificate' } } }), 'budget.fleet.tls.ca'],
+    ['tls.cert without tls.key', () => ({ fleet: { ...tlsBase(), tls: { cert: CERT } } }), 'budget.fleet.tls.key'],
+    ['tls.cert not PEM', () => ({ fleet: { ...tlsBase(), tls: { cert: 'x', key: KEY } } }), 'budget.fleet.tls.cert'],
+    ['tls.key not a key', () => ({ fleet: { ...tlsBase(), tls: { cert: CERT, key: CA } } }), 'budget.fleet.tls.key'],
+    ['unknown key in tls', () => ({ fleet: { ...tlsBase(), tls: { ca: CA, insecure: true } } }), 'budget.fleet.tls.insecure'],
   ];
 
   const ACCEPTED = [
@@ -182,7 +192,10 @@ describe('budget.fleet options', () => {
     ['name of 100 allowed characters', () => ({ fleet: { ...base(), name: `Az09_.:-${'x'.repeat(92)}` } })],
     ['maxNodes 1, reserve 0, leaseSeconds 5', () => ({ fleet: { ...base(), maxNodes: 1, reserve: 0, leaseSeconds: 5 } })],
     ['reserve 0.99, leaseSeconds 600', () => ({ fleet: { ...base(), reserve: 0.99, leaseSeconds: 600 } })],
+    ['rediss:// with tls ca, cert and key', () => ({ fleet: { ...tlsBase(), tls: { ca: CA, cert: CERT, key: KEY } } })],
+    ['rediss:// with tls ca only', () => ({ fleet: { ...tlsBase(), tls: { ca: CA } } })],
   ];
+  const tlsBase = () => ({ ...base(), redis: url.replace('redis://', 'rediss://') });
 
   const build = (budgetFields) => {
     const { fleet, ...rest } = budgetFields;

@@ -6,6 +6,7 @@ import { describe, test, afterEach, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { startEchoAuthority } from './helpers/echo-authority.mjs';
@@ -159,6 +160,10 @@ describe('the credential does not leak from a running sentinel', () => {
   });
 });
 
+const CERT = readFileSync(new URL('./fixtures/server-cert.pem', import.meta.url), 'utf8');
+/** A PEM block whose body is `body`: what a key pasted into the wrong place looks like. */
+const keyLike = (body) => `-----BEGIN PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----\n`;
+
 describe('configuration errors next to the credential do not leak it', () => {
   const url = 'https://127.0.0.1:9/v1/account';
   const withCredential = (authorityExtra = {}, top = {}) => ({
@@ -198,6 +203,13 @@ describe('configuration errors next to the credential do not leak it', () => {
     ['redisEnv given the URL itself', fleetOptions({ redisEnv: `redis://user:${SECRET}@127.0.0.1:9/0` })],
     ['redisEnv given a name-shaped secret', fleetOptions({ redisEnv: SECRET })],
     ['redisEnv naming a variable with a bad URL', fleetOptions({ redisEnv: SECRET_ENV })],
+    // budget.fleet.tls.key is a private key: the same rule.
+    ['tls.key not a key', fleetOptions({ redis: 'rediss://127.0.0.1:9', tls: { cert: CERT, key: keyLike(SECRET) } })],
+    ['tls.key without a cert', fleetOptions({ redis: 'rediss://127.0.0.1:9', tls: { key: keyLike(SECRET) } })],
+    ['tls.key over its length limit', fleetOptions({ redis: 'rediss://127.0.0.1:9', tls: { cert: CERT, key: keyLike(SECRET.repeat(2000)) } })],
+    ['tls.key with a redis:// URL', fleetOptions({ redis: 'redis://127.0.0.1:9', tls: { cert: CERT, key: keyLike(SECRET) } })],
+    ['tls.key of the wrong type', fleetOptions({ redis: 'rediss://127.0.0.1:9', tls: { cert: CERT, key: [keyLike(SECRET)] } })],
+    ['tls.key and an unknown tls option', fleetOptions({ redis: 'rediss://127.0.0.1:9', tls: { cert: CERT, key: keyLike(SECRET), pass: SECRET } })],
   ];
   for (const [name, options] of BAD) {
     test(name, () => {

@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { measure, printRatios } from './measure.mjs';
 import { rawCommands, startRedis } from '../__test__/helpers/redis.mjs';
+import { startReplicated } from '../__test__/helpers/redis-topologies.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' } } });
@@ -105,10 +106,9 @@ async function commandsPerMinute(traffic) {
 }
 
 async function roundTrips() {
-  const primary = await startRedis();
-  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+  const topology = await startReplicated({ replicas: 1, linkThroughProxy: false });
+  const { primary } = topology;
   try {
-    while (!/connected_slaves:1/.test(await primary.command('INFO', 'replication'))) await sleep(50);
     const script = ['common.lua', 'renew.lua'].map((f) => readFileSync(new URL(`../src/fleet/${f}`, import.meta.url), 'utf8')).join('\n');
     const [sha] = await rawCommands(primary.port, [['SCRIPT', 'LOAD', script]]);
     // A renewal that asks for everything: node, seq, want, keep, b, reserve, maxNodes, lease_ms,
@@ -130,8 +130,7 @@ async function roundTrips() {
     console.log('\nround trip from Node.js, new connection per call (µs): | p50 | p99 |');
     for (const [name, xs] of Object.entries(timings)) console.log(`| ${name} | ${pct(xs, 0.5).toFixed(0)} | ${pct(xs, 0.99).toFixed(0)} |`);
   } finally {
-    await replica.stop();
-    await primary.stop();
+    await topology.stop();
   }
 }
 
