@@ -5,6 +5,8 @@
 //   <t> <cell> <cell> <cell> <cell> <cell> <Σ>        a sample every 0.5 s; a cell per node:
 //        <mode mark> <grant> <status>, mode mark C connecting, F floor, L leased, ✕ killed, · not started
 //          ↳ <node>  <from> → <to>  at <t>s, grant <g>   a node's fleet mode changed
+//          ↳ <node>  growth held  at <t>s: …                  it saw the fleet's state lost
+//          ↳ <node>  growth allowed  at <t>s                  a hold ended for it
 //   exposure after the cut: <X> units ≤ b = 300        the final check
 //   timeline: <path of the SVG>
 // A sample belongs to the phase whose "==" line was printed last before it.
@@ -22,19 +24,20 @@ const NODES = ['node-1', 'node-2', 'node-3', 'node-4', 'node-5'];
 const B = 300;
 const POOL = 225; // b × (1 − reserve)
 const FLOOR = 12.5; // b × reserve / maxNodes
-const PHASES = ['hold', 'scale-up', 'cut', 'kill', 'redis-paused', 'redis-back', 'restore', 'end'];
-// Generous: the fast story takes ~31.5 s, with 5 node processes on a small machine.
+const PHASES = ['hold', 'scale-up', 'cut', 'kill', 'evicted', 'redis-paused', 'redis-back', 'restore', 'end'];
+// Generous: the fast story takes ~34.5 s, with 5 node processes on a small machine.
 const RUN_TIMEOUT_MS = 120_000;
 
 const PHASE = /^== (\d+\.\d+)s {2}([a-z-]+)/;
 const SAMPLE = /^\s*(\d+\.\d) ((?:[CFL✕·] +(?:—|\d+(?:\.\d)?) +[a-z_]* *){5}) *(\d+)$/;
 const CELL = /([CFL✕·]) +(—|\d+(?:\.\d)?) +([a-z_]*)/g;
 const MODE = /↳ (node-\d) {2}(\w+) → (\w+) {2}at (\d+\.\d+)s/;
+const HELD = /↳ (node-\d) {2}growth (held|allowed) {2}at (\d+\.\d+)s/;
 const EXPOSURE = /^exposure after the cut: (\d+) units (≤|>) b = (\d+)/;
 const MARK = { C: 'connecting', F: 'floor', L: 'leased', '✕': 'killed', '·': null };
 
 function parseStory(stdout) {
-  const story = { phases: [], samples: [], modes: [], exposure: null, svg: null };
+  const story = { phases: [], samples: [], modes: [], holds: [], exposure: null, svg: null };
   let phase = null;
   for (const line of stdout.split('\n')) {
     let m;
@@ -46,6 +49,8 @@ function parseStory(stdout) {
       story.samples.push({ t: Number(m[1]), phase, nodes: Object.fromEntries(NODES.map((n, i) => [n, cells[i]])), sigma: Number(m[3]) });
     } else if ((m = MODE.exec(line))) {
       story.modes.push({ node: m[1], from: m[2], to: m[3], t: Number(m[4]), phase });
+    } else if ((m = HELD.exec(line))) {
+      story.holds.push({ node: m[1], held: m[2] === 'held', t: Number(m[3]), phase });
     } else if ((m = EXPOSURE.exec(line))) {
       story.exposure = { units: Number(m[1]), sign: m[2], b: Number(m[3]) };
     } else if ((m = /^timeline: (.+)$/.exec(line))) {
@@ -101,8 +106,18 @@ test('scale-up: the grants rebalance to pool / 5 before the cut', () => {
   }
 });
 
+test('evicted: every live node sees the fleet\'s state lost (growth held), keeps what it held, and grows again after the restore', () => {
+  assert.match(run.stdout, /the fleet's key was evicted after \d+ filler keys/, failure());
+  for (const n of NODES.filter((x) => x !== 'node-4')) {
+    const held = story.holds.find((h) => h.node === n && h.held);
+    assert.ok(held && ['evicted', 'redis-paused'].includes(held.phase), `${n} saw the loss (${JSON.stringify(held)})\n${failure()}`);
+    const allowed = story.holds.find((h) => h.node === n && !h.held && h.t > held.t);
+    assert.equal(allowed?.phase, 'restore', `${n}'s hold ended once the authority answered again (${JSON.stringify(allowed)})`);
+  }
+});
+
 test('cut, kill, Redis paused: the killed node stays down, the others fall back to their floors', () => {
-  for (const s of [...during('kill'), ...during('redis-paused'), ...during('redis-back'), ...during('restore')]) {
+  for (const s of [...during('kill'), ...during('evicted'), ...during('redis-paused'), ...during('redis-back'), ...during('restore')]) {
     assert.equal(s.nodes['node-4'].mode, 'killed', `node-4 at ${s.t}s`);
   }
   const live = NODES.filter((n) => n !== 'node-4');
@@ -112,7 +127,7 @@ test('cut, kill, Redis paused: the killed node stays down, the others fall back 
     assert.equal(during('redis-paused').at(-1).nodes[n].mode, 'floor', `${n} on its floor at the end of the pause`);
   }
   // while the authority is silent the ledgers only grow to what the fleet's budget allows
-  for (const s of [...during('cut'), ...during('kill'), ...during('redis-paused'), ...during('redis-back')]) {
+  for (const s of [...during('cut'), ...during('kill'), ...during('evicted'), ...during('redis-paused'), ...during('redis-back')]) {
     assert.ok(s.sigma <= B, `Σ unverified ${s.sigma} at ${s.t}s`);
     for (const n of live) assert.ok(s.nodes[n].grant <= POOL / 5 + 1e-9, `${n} grant ${s.nodes[n].grant} at ${s.t}s`);
   }
@@ -165,7 +180,7 @@ test('the SVG is well-formed, with one grant line per node, the fleet units, b a
   assert.match(xml, /time \(s\)/);
 });
 
-test('--fleet --plan: about 45 s, --fast about 31.5 s, phases in story order', async () => {
+test('--fleet --plan: about 48 s, --fast about 34.5 s, phases in story order', async () => {
   const plan = async (args) => {
     const { code, stdout } = await runNode([join(root, 'examples/demo.mjs'), '--fleet', '--plan', ...args]);
     assert.equal(code, 0);

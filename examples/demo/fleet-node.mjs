@@ -11,6 +11,7 @@
 //                      reported every unit it admitted
 //   s <json>           state every 100 ms: fleet() plus status, reason, unverified, nodeBudget, admitted
 //   m <json>           { from, to, grant }: fleet().mode changed (polled every 20 ms)
+//   h <json>           { held }: fleet().growthHeld changed (polled with the mode)
 //   closed             after a graceful close (the grant released)
 // stdin: `close` → await the node's close, exit 0; stdin ending (the demo went away) → exit.
 import { performance } from 'node:perf_hooks';
@@ -35,6 +36,7 @@ say(`listening ${JSON.stringify({ url: node.url, pid: process.pid })}`);
 const { sentinel } = node;
 let closing = false;
 let mode = null;
+let held = null;
 
 function report() {
   const fleet = sentinel.fleet();
@@ -42,9 +44,11 @@ function report() {
   say(`s ${JSON.stringify({ ...fleet, status, reason, unverified: sentinel.unverifiedUnits, nodeBudget: sentinel.nodeBudgetUnits, admitted })}`);
 }
 function watchMode() {
-  const { mode: next, grantUnits: grant } = sentinel.fleet();
+  const { mode: next, grantUnits: grant, growthHeld } = sentinel.fleet();
   if (next !== mode) say(`m ${JSON.stringify({ from: mode, to: next, grant })}`);
+  if (growthHeld !== held) say(`h ${JSON.stringify({ held: growthHeld })}`);
   mode = next;
+  held = growthHeld;
 }
 watchMode();
 report();

@@ -16,11 +16,12 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { findRedisServer, startRedis } from '../../__test__/helpers/redis.mjs';
+import { fillUntilEvicted } from '../../__test__/helpers/redis-topologies.mjs';
 import { startAuthority } from './authority.mjs';
 import { startLoad } from './load.mjs';
 import { storyClock } from './record.mjs';
 import { FLEET, fleetFloor, fleetPlan, fleetPool, storyLength } from './plan.mjs';
-import { fleetEndLine, fleetHeaderLines, fleetPhaseLine, fleetPlanLines, fleetSampleLine, fleetSummaryLines, modeLine } from './report.mjs';
+import { fleetEndLine, fleetHeaderLines, fleetPhaseLine, fleetPlanLines, fleetSampleLine, fleetSummaryLines, heldLine, modeLine } from './report.mjs';
 import { renderFleetTimeline } from './fleet-svg.mjs';
 
 const CHILD = fileURLToPath(new URL('./fleet-node.mjs', import.meta.url));
@@ -88,7 +89,8 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
   const series = { unverified: [], exposure: [] };
 
   try {
-    const redis = await startRedis();
+    // A small maxmemory with allkeys-random: the 'evicted' phase fills it until the fleet's key goes.
+    const redis = await startRedis({ args: ['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-random'] });
     cleanups.push(() => redis.stop());
     const authority = await startAuthority();
     cleanups.push(() => authority.close());
@@ -101,7 +103,7 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
         stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...process.env, [REDIS_ENV]: redis.url },
       });
-      const node = { name, child, url: null, latest: null, admitted: 0, afterCut: 0, grants: [], load: null, killedAt: null, closing: false, stderr: '' };
+      const node = { name, child, url: null, latest: null, admitted: 0, afterCut: 0, grants: [], load: null, killedAt: null, closing: false, heldSeen: false, stderr: '' };
       nodes.set(name, node);
       node.exited = new Promise((done) => child.once('close', (code, signal) => done({ code, signal })));
       node.exited.then(({ code, signal }) => {
@@ -123,6 +125,11 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
           } else if (line.startsWith('m ')) {
             const { from, to, grant } = JSON.parse(line.slice(2));
             if (from !== null) print(modeLine(clock.t(), name, from, to, grant));
+          } else if (line.startsWith('h ')) {
+            const { held } = JSON.parse(line.slice(2));
+            // the first report (a fresh fleet is held) is the hold phase's own story
+            if (node.heldSeen) print(heldLine(clock.t(), name, held));
+            node.heldSeen = true;
           } else if (line.startsWith('listening ')) {
             done(JSON.parse(line.slice(10)));
           }
@@ -154,6 +161,12 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
         authority.setMode('silent');
       },
       kill: () => killNode(FLEET.victim),
+      evicted: async () => {
+        const key = `{spend-sentinel:${FLEET_BUDGET.fleet.name}}`;
+        const fillers = await fillUntilEvicted(redis, key);
+        await redis.command('CONFIG', 'SET', 'maxmemory', '0'); // no more evictions: the nodes write the state anew
+        print(`           the fleet's key was evicted after ${fillers} filler keys (maxmemory 8mb, allkeys-random)`);
+      },
       'redis-paused': () => redis.pause(),
       'redis-back': () => redis.resume(),
       restore: () => {

@@ -49,6 +49,8 @@ export const storyLength = (plan) => plan.at(-1).end;
 //   after ~0.5 s to start its process.
 // - cut → kill: the kill comes while the nodes still spend their last grants (57.5 units each
 //   at 20/s: ~2.9 s), so the killed node's units after the cut count.
+// - evicted: Redis (maxmemory 8mb, allkeys-random) runs out of memory and evicts the fleet's key;
+//   within one renewal (≤ 1.8 s) every live node has seen the state lost: growth held.
 // - redis-paused: longer than a lease's local life (leaseSeconds × 0.999 − 1 s ≈ 4 s after the
 //   renewal that got it), so every live node shows its floor while Redis answers nothing.
 // - restore: the first valid refresh clears each ledger and settles the charges (the killed
@@ -73,14 +75,15 @@ const FLEET_PHASES = {
   'scale-up': ['answering', `${f.names.slice(f.first).join(', ')} join on their floors; within two renewals every grant is ${nb(`pool / ${f.names.length} = ${fleetPool() / f.names.length}`)} units`],
   cut: ['silent', `the authority stops answering: each node admits until its floor + grant (${fleetFloor() + fleetPool() / f.names.length} units) is spent or its evidence is w old`],
   kill: ['silent', `${f.victim} is killed with SIGKILL: its lease is not released, and stays charged (its grant may all be spent) after it expires`],
+  evicted: ['silent', "Redis runs out of memory and evicts the fleet's key (its whole state): each live node sees the loss at its next renewal and keeps at most what it holds; no grant grows (growth held) until leaseSeconds + 2 s have passed and a valid refresh settles the fleet"],
   'redis-paused': ['silent', 'Redis is paused (SIGSTOP): no renewal is answered, each lease lapses at its local deadline and its node runs on its floor'],
   'redis-back': ['silent', 'Redis resumes (SIGCONT): renewals are answered again; leases that expired stay charged, so no grant grows before a valid refresh'],
   restore: ['answering', `the authority answers again: valid refreshes clear the ledgers and settle the charges; the ${f.names.length - 1} live nodes share the pool (${fleetPool() / (f.names.length - 1)} each)`],
 };
 
 const FLEET_LENGTHS = {
-  default: { hold: 12, 'scale-up': 9, cut: 2, kill: 3, 'redis-paused': 5, 'redis-back': 4, restore: 10 }, // 45 s
-  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, 'redis-paused': 5, 'redis-back': 1.5, restore: 6 }, // 31.5 s (restore: two lease renewals to the fair split, with slack for a loaded machine)
+  default: { hold: 12, 'scale-up': 9, cut: 2, kill: 3, evicted: 3, 'redis-paused': 5, 'redis-back': 4, restore: 10 }, // 48 s
+  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, evicted: 2, 'redis-paused': 5, 'redis-back': 1.5, restore: 7 }, // 34.5 s (restore: the hold's end, then two lease renewals to the fair split, with slack for a loaded machine)
 };
 
 /** The fleet story: `[{ name, start, end, authority, note }]`, times in seconds. */

@@ -154,6 +154,9 @@ export function fleetSampleLine(t, cells, sigma) {
 
 export const modeLine = (t, name, from, to, grant) => `         ↳ ${name}  ${from} → ${to}  at ${secs(t, 2)}, grant ${grantText(grant)}`;
 
+export const heldLine = (t, name, held) =>
+  held ? `         ↳ ${name}  growth held  at ${secs(t, 2)}: the fleet's state was lost` : `         ↳ ${name}  growth allowed  at ${secs(t, 2)}`;
+
 export const fleetEndLine = (t) => `== ${secs(t, 2)}  end of the story: load stopped; nodes closed (grants released); authority, Redis stopped`;
 
 export const exposureLine = (exposure, b) =>
