@@ -75,6 +75,12 @@ struct Admitted {
     units: f64,
 }
 
+/// A task of a node that is due.
+enum Due {
+    Refresh,
+    Renewal,
+}
+
 /// A renewal sent but not delivered yet (a slow network): it reaches Redis later, or never.
 struct Delayed {
     node: String,
@@ -346,23 +352,15 @@ impl Sim {
             return;
         }
         let i = self.rng.random_range(0..self.nodes.len());
-        // Mostly the tasks' own schedules (a refresh when the evidence is a third of the window
-        // old, a renewal when the node says so); random ones below add odd interleavings.
-        let node = &self.nodes[i];
-        let due = node
-            .fleet
-            .renewal_due_at(self.now, &node.state.fleet_local());
-        let window = node.state.budget().cadence_basis_at(self.now);
-        let age = node.state.readiness(self.now).evidence_age;
-        if age.is_none_or(|age| age >= window / 3) && self.rng.random_bool(0.3) {
-            self.refresh(i);
-            return;
-        }
-        if self.now >= due && self.rng.random_bool(0.8) {
-            self.give_back(i);
-            self.renew(i).await;
-            self.check_ceiling();
-            return;
+        // Mostly the tasks' own schedules; random actions below add odd interleavings.
+        match self.due_task(i) {
+            Some(Due::Refresh) => return self.refresh(i),
+            Some(Due::Renewal) if self.rng.random_bool(0.8) => {
+                self.give_back(i);
+                self.renew(i).await;
+                return self.check_ceiling();
+            }
+            _ => {}
         }
         match self.rng.random_range(0..100u32) {
             0..=34 => self.admit(i),
@@ -503,26 +501,38 @@ fn seeded_fleets_never_pass_the_ceiling() {
 }
 
 impl Sim {
-    /// One node does what its tasks would now: a refresh when its evidence is a third of the
-    /// window old, a renewal when its fleet node says so, else it admits.
+    /// One node does what its tasks would now, else it admits.
     async fn tick(&mut self) {
+        self.steps += 1;
         let i = self.rng.random_range(0..self.nodes.len());
+        match self.due_task(i) {
+            Some(Due::Refresh) => self.refresh(i),
+            Some(Due::Renewal) => {
+                self.give_back(i);
+                self.renew(i).await;
+            }
+            None => self.admit(i),
+        }
+        self.check_ceiling();
+    }
+
+    /// What node `i`'s tasks would do now: refresh when its evidence is a third of the window
+    /// old (three times in ten: the refresh and lease tasks run side by side, one never starves
+    /// the other), renew when its fleet node says so.
+    fn due_task(&mut self, i: usize) -> Option<Due> {
         let node = &self.nodes[i];
         let due = node
             .fleet
             .renewal_due_at(self.now, &node.state.fleet_local());
         let window = node.state.budget().cadence_basis_at(self.now);
         let age = node.state.readiness(self.now).evidence_age;
-        // The refresh and lease tasks run side by side: one never starves the other.
         if age.is_none_or(|age| age >= window / 3) && self.rng.random_bool(0.3) {
-            self.refresh(i);
+            Some(Due::Refresh)
         } else if self.now >= due {
-            self.give_back(i);
-            self.renew(i).await;
+            Some(Due::Renewal)
         } else {
-            self.admit(i);
+            None
         }
-        self.check_ceiling();
     }
 
     /// The schedule the ceiling is hardest on: every node has just verified, the authority goes
