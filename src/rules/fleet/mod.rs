@@ -15,6 +15,8 @@
 //!   refresh sent after that settles the fleet;
 //! - growth is used only once `WAIT` says every connected replica has it.
 
+mod failures;
+mod memory;
 mod node;
 mod reply;
 mod request;
