@@ -8,11 +8,12 @@ import type { BreakerCore } from 'spend-sentinel';
 // @ts-expect-error internal: which binding the generated loader loaded
 import { __napiBindingTarget } from 'spend-sentinel';
 import { Sentinel, computeBudget, CircuitBreaker, CircuitOpenError } from 'spend-sentinel';
-import type { SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, CircuitBreakerStats } from 'spend-sentinel';
+import type { SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, FleetRedisError, CircuitBreakerStats } from 'spend-sentinel';
 // The option interfaces (js/option-types.d.ts, generated from the option schema), by name.
 import type {
   BudgetOptions,
   FleetOptions,
+  FleetTlsOptions,
   RefreshOptions,
   RefreshBreakerOptions,
   HttpAuthorityOptions,
@@ -25,10 +26,13 @@ import type {
 // The framework helpers import by name, as Node's ESM loader allows (see pack-install.spec.mjs).
 import { admission, gracefulShutdown } from 'spend-sentinel/fastify';
 
-export type Used = [SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, CircuitBreakerStats, BreakerCore];
+export type Used = [SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, FleetRedisError, CircuitBreakerStats, BreakerCore];
+// fleet().redisError names one of these kinds, or is null after a success.
+export const redisError: FleetReadout['redisError'][] = ['connect', 'timeout', 'tls', 'auth', 'noperm', 'response', 'malformed', null];
 export type Options = [
   BudgetOptions,
   FleetOptions,
+  FleetTlsOptions,
   RefreshOptions,
   RefreshBreakerOptions,
   HttpAuthorityOptions,

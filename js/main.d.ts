@@ -6,6 +6,7 @@ export type {
   BudgetAnswer,
   FleetMode,
   FleetReadout,
+  FleetRedisError,
   MetricFamily,
   MetricSample,
   Readiness,
@@ -18,6 +19,7 @@ export type {
 export type {
   BudgetOptions,
   FleetOptions,
+  FleetTlsOptions,
   HttpAuthorityOptions,
   InspectAuthorityOptions,
   MetricsOptions,
