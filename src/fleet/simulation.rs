@@ -438,46 +438,66 @@ async fn new_sim(port: u16, seed: u64, shape: FleetShape) -> Sim {
 
 /// Answers the steps run, the worst outage exposure (a fraction of b) and the faults injected.
 async fn simulate(port: u16, seed: u64, steps: u32) -> (u32, f64, Faults) {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let max_nodes = rng.random_range(2..=6u32);
-    let shape = FleetShape {
-        fleet_ceiling_units: f64::from(rng.random_range(100..=400u32)),
-        // Windows (node budget / r) longer than a lease, so a lease freed too early would be
-        // spent on evidence that is still young.
-        max_units_per_second: f64::from(rng.random_range(5..=20u32)),
-        max_nodes,
-        reserve: [0.0, 0.1, 0.25, 0.5][rng.random_range(0..4)],
-        lease: Duration::from_millis(rng.random_range(5000..=8000)),
-        max_stale: None,
-    };
-    let mut sim = new_sim(port, seed, shape).await;
-    sim.rng = rng;
-    sim.chaos = true;
+    let mut sim = seeded_sim(port, seed, 2..=6, &[0.0, 0.1, 0.25, 0.5]).await;
     for _ in 0..steps {
         sim.step().await;
     }
     (sim.steps, sim.worst_outage, sim.faults)
 }
 
-/// Runs each seed on its own thread and runtime against one server (each its own fleet name).
-fn run_seeds(seeds: std::ops::RangeInclusive<u64>, steps: u32) -> (u32, f64, Faults) {
+/// A chaotic fleet of `max_nodes` (drawn from the range) on a shape drawn from `seed`: b from
+/// 100 to 400, r from 5 to 20 (windows longer than a lease, so a lease freed too early would be
+/// spent on evidence that is still young), leases of 5 to 8 s.
+async fn seeded_sim(
+    port: u16,
+    seed: u64,
+    max_nodes: std::ops::RangeInclusive<u32>,
+    reserves: &[f64],
+) -> Sim {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let shape = FleetShape {
+        fleet_ceiling_units: f64::from(rng.random_range(100..=400u32)),
+        max_units_per_second: f64::from(rng.random_range(5..=20u32)),
+        max_nodes: rng.random_range(max_nodes),
+        reserve: reserves[rng.random_range(0..reserves.len())],
+        lease: Duration::from_millis(rng.random_range(5000..=8000)),
+        max_stale: None,
+    };
+    let mut sim = new_sim(port, seed, shape).await;
+    sim.rng = rng;
+    sim.chaos = true;
+    sim
+}
+
+/// Runs `run(port, seed)` for each seed on its own thread and runtime, against one server (each
+/// seed its own fleet name); answers the results in seed order.
+fn on_threads<T: Send + 'static, F: std::future::Future<Output = T> + 'static>(
+    seeds: std::ops::RangeInclusive<u64>,
+    run: fn(u16, u64) -> F,
+) -> Vec<T> {
     let redis = RedisServer::start();
     let port = redis.port;
-    let runs: Vec<_> = seeds
+    let threads: Vec<_> = seeds
         .map(|seed| {
             std::thread::spawn(move || {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .unwrap();
-                runtime.block_on(simulate(port, seed, steps))
+                runtime.block_on(run(port, seed))
             })
         })
         .collect();
+    threads
+        .into_iter()
+        .map(|thread| thread.join().expect("a seed failed: see its message above"))
+        .collect()
+}
+
+/// The seeds' steps, the worst outage (a fraction of b) and the faults, all together.
+fn run_seeds(seeds: std::ops::RangeInclusive<u64>) -> (u32, f64, Faults) {
     let mut total = (0, 0.0_f64, Faults::default());
-    for run in runs {
-        let (steps, worst, faults) = run.join().expect("a seed failed: see its message above");
-        eprintln!("seed: worst {worst:.2} b, faults {faults:?}");
+    for (steps, worst, faults) in on_threads(seeds, |port, seed| simulate(port, seed, 10_000)) {
         total.0 += steps;
         total.1 = total.1.max(worst);
         total.2.lost += faults.lost;
@@ -489,7 +509,7 @@ fn run_seeds(seeds: std::ops::RangeInclusive<u64>, steps: u32) -> (u32, f64, Fau
 
 #[test]
 fn seeded_fleets_never_pass_the_ceiling() {
-    let (steps, worst, faults) = run_seeds(1..=16, 10_000);
+    let (steps, worst, faults) = run_seeds(1..=16);
     assert_eq!(steps, 16 * 10_000);
     // Some outage must have come close to b, or the ceiling was never put to the test; and
     // every kind of fault must have happened.
@@ -578,19 +598,8 @@ impl Sim {
 /// than a lease: the interleavings in which a lease freed early, or a charge settled too soon,
 /// would be spent twice.
 async fn crash_episodes(port: u16, seed: u64, episodes: u32) -> f64 {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let size = rng.random_range(2..=4usize);
-    let shape = FleetShape {
-        fleet_ceiling_units: f64::from(rng.random_range(100..=400u32)),
-        max_units_per_second: f64::from(rng.random_range(5..=15u32)),
-        max_nodes: u32::try_from(size).unwrap(),
-        reserve: [0.0, 0.1, 0.25][rng.random_range(0..3)],
-        lease: Duration::from_millis(rng.random_range(5000..=8000)),
-        max_stale: None,
-    };
-    let mut sim = new_sim(port, seed, shape).await;
-    sim.rng = rng;
-    sim.chaos = true;
+    let mut sim = seeded_sim(port, seed, 2..=4, &[0.0, 0.1, 0.25]).await;
+    let (size, shape) = (sim.shape.max_nodes as usize, sim.shape);
     for _ in 0..episodes {
         while sim.nodes.len() < size {
             sim.join();
@@ -614,22 +623,8 @@ async fn crash_episodes(port: u16, seed: u64, episodes: u32) -> f64 {
 
 #[test]
 fn seeded_crash_episodes_never_pass_the_ceiling() {
-    let redis = RedisServer::start();
-    let port = redis.port;
-    let runs: Vec<_> = (1..=12u64)
-        .map(|seed| {
-            std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                runtime.block_on(crash_episodes(port, seed, 12))
-            })
-        })
-        .collect();
-    let worst = runs
+    let worst = on_threads(1..=12, |port, seed| crash_episodes(port, seed, 12))
         .into_iter()
-        .map(|run| run.join().expect("a seed failed: see its message above"))
         .fold(0.0_f64, f64::max);
     assert!(worst > 0.8, "the worst episode admitted only {worst:.2} b");
 }
