@@ -148,7 +148,7 @@ async fn refresh_loop(
         shared.with_state(|state| state.refresh_answered(ticket, outcome));
         shared.changed.notify_one();
         if outcome == Outcome::Valid {
-            shared.verified_sent_at.send_replace(Some(ticket.sent_at()));
+            shared.verified.notify_one();
         }
         tokio::select! {
             biased;

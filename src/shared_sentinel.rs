@@ -22,8 +22,9 @@ pub struct SharedSentinel {
     pub changed: Notify,
     /// Wakes the refresh loop's pause when the budget (and so the window) changed.
     pub budget_changed: Notify,
-    /// The send time of the latest refresh that answered `valid` (the fleet settles with it).
-    pub verified_sent_at: watch::Sender<Option<std::time::Duration>>,
+    /// Wakes the fleet's lease task after a refresh answered `valid` (it settles and ends holds
+    /// with the evidence time, which the state holds).
+    pub verified: Notify,
     closed_tx: watch::Sender<bool>,
     /// The same fact as `Lifecycle::Closed`, readable without the lock from any thread.
     closed: Arc<AtomicBool>,
@@ -40,7 +41,7 @@ impl SharedSentinel {
             cadence,
             changed: Notify::new(),
             budget_changed: Notify::new(),
-            verified_sent_at: watch::channel(None).0,
+            verified: Notify::new(),
             closed_tx: watch::channel(false).0,
             closed: Arc::new(AtomicBool::new(false)),
             reported: AtomicU8::new(0),
@@ -69,8 +70,8 @@ impl SharedSentinel {
         let now = clock::now();
         let (due, floor_window) = self.with_state(|state| {
             let fleet = state.budget().fleet()?;
-            let due = fleet.refresh_before_lapse(now, state.fleet_local().last_valid_sent)?;
-            Some((due, fleet.shape.stale_window_for(fleet.shape.floor_units())))
+            let due = fleet.refresh_before_lapse(now, state.verified_at())?;
+            Some((due, fleet.floor_window()))
         })?;
         Some(due.max(started + self.cadence.at(floor_window).min_interval))
     }

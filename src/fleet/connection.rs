@@ -87,16 +87,7 @@ impl RedisLink {
         &mut self,
         invocation: &ScriptInvocation<'_>,
     ) -> Result<Vec<String>, ErrorKind> {
-        self.invoke_within(invocation, CALL_TIMEOUT).await
-    }
-
-    /// Runs a script, giving up after `bound`.
-    pub async fn invoke_within(
-        &mut self,
-        invocation: &ScriptInvocation<'_>,
-        bound: Duration,
-    ) -> Result<Vec<String>, ErrorKind> {
-        tokio::time::timeout(bound, self.invoke_unbounded(invocation))
+        tokio::time::timeout(CALL_TIMEOUT, self.invoke_unbounded(invocation))
             .await
             .unwrap_or(Err(ErrorKind::Timeout))
     }

@@ -47,7 +47,6 @@ impl Task {
     }
 
     pub(super) async fn run(mut self) {
-        let mut verified = self.shared.verified_sent_at.subscribe();
         while !self.shared.is_closed() {
             let now = clock::now();
             let local = self.local();
@@ -76,7 +75,7 @@ impl Task {
             tokio::select! {
                 () = self.shared.until_closed() => {}
                 () = tokio::time::sleep_until(clock::deadline(due)) => {}
-                _ = verified.changed() => {}
+                () = self.shared.verified.notified() => {}
             }
         }
         self.release().await;

@@ -140,8 +140,9 @@ impl FleetBudget {
         }
     }
 
-    pub fn grant_at(&self, now: Duration) -> f64 {
-        self.lease.map_or(0.0, |lease| lease.usable_at(now))
+    /// The floor's window: what w falls to at the lease deadline.
+    pub fn floor_window(&self) -> Duration {
+        self.floor.1
     }
 
     pub fn node_budget_at(&self, now: Duration) -> f64 {
@@ -180,7 +181,7 @@ impl FleetBudget {
         evidence_at: Option<Duration>,
     ) -> Option<Duration> {
         let deadline = self.next_change_after(now)?;
-        let floor_window = self.floor.1;
+        let floor_window = self.floor_window();
         if floor_window.is_zero() {
             return None;
         }

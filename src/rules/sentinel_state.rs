@@ -230,8 +230,13 @@ impl SentinelState {
         Local {
             lease: fleet.and_then(|f| f.lease()),
             used_beyond_floor: (self.exposure_units() - floor).max(0.0),
-            last_valid_sent: self.evidence.verified_at(),
+            last_valid_sent: self.verified_at(),
         }
+    }
+
+    /// The send time of the latest refresh that answered `valid` (the evidence time).
+    pub fn verified_at(&self) -> Option<Duration> {
+        self.evidence.verified_at()
     }
 }
 

@@ -56,24 +56,29 @@ pub(super) struct Memory {
 }
 
 impl Memory {
-    /// Takes in an answer received at `received_at`: the hold timer, the settle bookkeeping, and
-    /// the events of episodes that begin with it (a loss, more nodes than `maxNodes`, settings
-    /// that differ from the fleet's).
+    /// Takes in an answer received at `received_at` (a renewal's carries its `grant`, a
+    /// release's none): the hold timer, the settle bookkeeping, and the events of episodes that
+    /// begin with it (a loss, more nodes than `maxNodes`, settings that differ from the fleet's).
     pub(super) fn learn(
         &mut self,
         shape: &FleetShape,
         reply: &FleetReply,
-        grant: &Grant,
+        grant: Option<&Grant>,
         received_at: Duration,
     ) -> Vec<FleetEvent> {
         let mut events = Vec::new();
         if reply.loss {
             events.push(FleetEvent::StateLost);
         }
-        if grant.mismatch && !self.mismatched {
+        let (target_units, mismatch) = match (grant, &self.last) {
+            (Some(grant), _) => (grant.target_units, grant.mismatch),
+            (None, Some(last)) => (last.target_units, last.mismatch),
+            (None, None) => (0.0, false),
+        };
+        if mismatch && !self.mismatched {
             events.push(FleetEvent::Mismatch);
         }
-        self.mismatched = grant.mismatch;
+        self.mismatched = mismatch;
         let over = reply.live_nodes > u64::from(shape.max_nodes);
         if over && !self.over_max_nodes {
             events.push(FleetEvent::OverMaxNodes {
@@ -101,8 +106,8 @@ impl Memory {
         self.last = Some(LastAnswer {
             reply: reply.clone(),
             received_at,
-            target_units: grant.target_units,
-            mismatch: grant.mismatch,
+            target_units,
+            mismatch,
         });
         events
     }
@@ -177,10 +182,5 @@ impl Memory {
                 version: last.reply.version,
                 epoch: last.reply.epoch.clone(),
             })
-    }
-
-    /// Whether this node's settings differ from the fleet's (as of the last renewal).
-    pub(super) fn mismatched(&self) -> bool {
-        self.mismatched
     }
 }

@@ -177,7 +177,10 @@ impl FleetNode {
         u: f64,
     ) -> Applied {
         let mut events = self.failures.succeeded();
-        events.extend(self.memory.learn(&self.shape, reply, grant, received_at));
+        events.extend(
+            self.memory
+                .learn(&self.shape, reply, Some(grant), received_at),
+        );
         let period = self
             .shape
             .lease
@@ -245,16 +248,7 @@ impl FleetNode {
     /// Takes in a release's answer.
     pub fn apply_release(&mut self, reply: &FleetReply, received_at: Duration) -> Vec<FleetEvent> {
         let mut events = self.failures.succeeded();
-        let released = Grant {
-            grant_units: 0.0,
-            target_units: 0.0,
-            stale: true,
-            mismatch: self.memory.mismatched(),
-        };
-        events.extend(
-            self.memory
-                .learn(&self.shape, reply, &released, received_at),
-        );
+        events.extend(self.memory.learn(&self.shape, reply, None, received_at));
         events
     }
 
