@@ -6,9 +6,12 @@
 const ERR_NATIVE = 'ERR_SPEND_SENTINEL_NATIVE';
 /** The platform package (npm/linux-x64-gnu/package.json's name; __test__/package.spec.mjs checks). */
 const PLATFORM_PACKAGE = 'spend-sentinel-linux-x64-gnu';
-/** The one prebuilt target: napi's triple, and the oldest glibc its binary runs on (Debian 12). */
+/**
+ * The one prebuilt target: napi's triple, and the oldest glibc its binary runs on (it is linked
+ * against glibc 2.17 by zig: scripts/build.mjs; __test__/glibc.spec.mjs reads the binary's needs).
+ */
 const SUPPORTED = 'linux-x64-gnu';
-const MIN_GLIBC = '2.34';
+const MIN_GLIBC = '2.17';
 /** Cargo.toml's rust-version (__test__/rust-version.spec.mjs checks). */
 const MIN_RUST = '1.89';
 
@@ -74,8 +77,8 @@ function nativeLoadError(cause, { host = currentHost(), version } = {}) {
   const pkg = version ? `${PLATFORM_PACKAGE}@${version}` : PLATFORM_PACKAGE;
   const onTarget = host.platform === 'linux' && host.arch === 'x64';
   const fromSource =
-    `build it from source: with Rust ≥ ${MIN_RUST} and Node.js ≥ 20, in a checkout of spend-sentinel run ` +
-    '`npm ci && npm run build`; it writes spend-sentinel.<platform>.node next to index.js, which the loader prefers.';
+    `build it from source: with Rust ≥ ${MIN_RUST} installed, run \`npx spend-sentinel build-from-source\` in your project ` +
+    '(it compiles the Rust sources shipped in the package and installs the result where the package loads it from).';
   let advice;
   if (onTarget && host.libc === 'glibc' && atLeast(host.glibc, MIN_GLIBC)) {
     advice =
