@@ -12,11 +12,13 @@ import { describe, before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './helpers/wait.mjs';
 import { PUBLIC_API, INTERNAL } from './helpers/public-api.mjs';
+import { glibcVersionsNeeded, sha256, versionAtMost } from './helpers/elf.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const fixtures = fileURLToPath(new URL('fixtures/pack-consumer/', import.meta.url));
@@ -31,7 +33,15 @@ const ENTRY_POINTS = Object.keys(pkg.exports)
   .filter((k) => k !== './package.json')
   .map((k) => posix.join(pkg.name, k));
 
+const require = createRequire(import.meta.url);
+const { MIN_GLIBC } = require('../js/native-error.js');
+/** The one command docs/platforms.md gives for building from source (the first sh line naming it). */
+const BUILD_FROM_SOURCE = /^(npx spend-sentinel build-from-source)\b/m.exec(readFileSync(join(root, 'docs', 'platforms.md'), 'utf8'))?.[1];
+assert.ok(BUILD_FROM_SOURCE, 'docs/platforms.md gives the build-from-source command on a line of its own');
+
 const INSTALL_TIMEOUT_MS = 100_000;
+/** A release build with one job, on a busy machine: a few minutes, bounded generously. */
+const BUILD_TIMEOUT_MS = 900_000;
 const STEP_TIMEOUT_MS = 30_000;
 
 /** What the consumer installs besides the two tarballs, at the versions this repository locks. */
@@ -43,7 +53,11 @@ const lockedVersion = (name) => {
 };
 
 /** The kinds of file a user needs; anything else in the tarball is a packaging mistake. */
-const ALLOWED = [/^index\.js$/, /^index\.d\.ts$/, /^js\/[^/]+\.js$/, /^js\/[^/]+\.d\.ts$/, /^README\.md$/, /^LICENSE$/, /^package\.json$/];
+const ALLOWED = [
+  /^index\.js$/, /^index\.d\.ts$/, /^js\/[^/]+\.js$/, /^js\/[^/]+\.d\.ts$/, /^README\.md$/, /^LICENSE$/, /^package\.json$/,
+  // The Rust sources, for `npx spend-sentinel build-from-source` on platforms without a prebuilt binary.
+  /^Cargo\.(toml|lock)$/, /^build\.rs$/, /^src\/([a-z_]+\/)*[a-z_]+\.(rs|lua)$/,
+];
 
 /** Environment of the child processes: nothing that points module resolution or the loader elsewhere. */
 function childEnv() {
@@ -161,7 +175,7 @@ describe('the packed package, installed into a new project', () => {
 
   test('npm pack ships the loader, typings, JS helpers, README, LICENSE and package.json, nothing else', () => {
     const unexpected = main.paths.filter((p) => !ALLOWED.some((re) => re.test(p)));
-    assert.deepEqual(unexpected, [], 'files outside index.js, index.d.ts, js/*.js, js/*.d.ts, README.md, LICENSE, package.json');
+    assert.deepEqual(unexpected, [], 'files outside index.js, index.d.ts, js/*.js, js/*.d.ts, README.md, LICENSE, package.json and the Rust sources');
 
     const exportTargets = Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)));
     const required = [
@@ -180,7 +194,7 @@ describe('the packed package, installed into a new project', () => {
     // Only what the entry points load: every packed JS file is reachable from main/exports/bin by
     // require(), every packed typing from the exports' "types" by import/export; nothing dangles.
     const readPacked = (p) => readFileSync(join(unpacked, 'package', p), 'utf8');
-    const jsFiles = main.paths.filter((p) => p.endsWith('.js'));
+    const jsFiles = main.paths.filter((p) => p.endsWith('.js') && !p.startsWith('src/'));
     const dtsFiles = main.paths.filter((p) => p.endsWith('.d.ts'));
     const jsEntries = [pkg.main, ...Object.values(pkg.bin), ...Object.values(pkg.exports).map((t) => t.default).filter(Boolean)];
     const js = reachable(jsEntries.map((p) => posix.normalize(p)), jsFiles, readPacked, ['.js']);
@@ -211,6 +225,16 @@ describe('the packed package, installed into a new project', () => {
     assert.equal(platformPkg.version, pkg.version);
     const packedBinary = platform.files.find((f) => f.path === binaryName);
     assert.equal(packedBinary.size, statSync(join(root, binaryName)).size);
+  });
+
+  test('the binary the release ships is the binary the tests load, byte for byte, and needs glibc ≤ ' + MIN_GLIBC, async () => {
+    const dir = join(tmp, 'platform-unpacked');
+    mkdirSync(dir);
+    await mustRun('tar -x of the platform tarball', 'tar', ['-xzf', platform.tarball, '-C', dir]);
+    const shipped = join(dir, 'package', binaryName);
+    assert.equal(sha256(shipped), sha256(join(root, binaryName)), 'the shipped binary is the tested one');
+    const above = glibcVersionsNeeded(shipped).filter((v) => !versionAtMost(v, MIN_GLIBC));
+    assert.deepEqual(above, [], `the shipped binary needs glibc ${above.join(', ')}, above ${MIN_GLIBC}`);
   });
 
   test('the install holds no binary in the main package: the loader has to use the platform package', () => {
@@ -343,8 +367,9 @@ describe('the packed package, installed into a new project', () => {
     assert.deepEqual(ours.filter((f) => !f.startsWith(join(consumer, 'node_modules'))), [], 'no typing from outside the consumer');
   });
 
+  let bare; // a consumer with the main tarball only, made by the next test
   test('installed without the platform package (--omit=optional), require and import say what to install or build', { timeout: INSTALL_TIMEOUT_MS + 2 * STEP_TIMEOUT_MS }, async () => {
-    const bare = join(tmp, 'bare-consumer');
+    bare = join(tmp, 'bare-consumer');
     mkdirSync(bare);
     writeFileSync(join(bare, 'package.json'), `${JSON.stringify({ name: 'bare-consumer', version: '1.0.0', private: true }, null, 2)}\n`);
     const installed = await mustRun(
@@ -370,12 +395,30 @@ describe('the packed package, installed into a new project', () => {
       assert.equal(e.code, 'ERR_SPEND_SENTINEL_NATIVE', `${how}: ${JSON.stringify(e)}`);
       assert.ok(e.message.includes(`${process.platform}-${process.arch}`), `${how} names the platform found: ${e.message}`);
       assert.match(e.message, /\((glibc \d+\.\d+|musl|libc unknown)\)/, `${how} names the libc found`);
-      assert.ok(e.message.includes('linux-x64-gnu (Linux x64, glibc ≥ 2.34)'), `${how} names the supported platform: ${e.message}`);
+      assert.ok(e.message.includes(`linux-x64-gnu (Linux x64, glibc ≥ ${MIN_GLIBC})`), `${how} names the supported platform: ${e.message}`);
       assert.ok(e.message.includes(`${platformPkg.name}@${pkg.version}`), `${how} names the package to install: ${e.message}`);
-      assert.ok(e.message.includes(`Rust ≥ ${rust}`) && e.message.includes('npm run build'), `${how} says how to build from source: ${e.message}`);
+      assert.ok(e.message.includes(`Rust ≥ ${rust}`) && e.message.includes(BUILD_FROM_SOURCE), `${how} says how to build from source: ${e.message}`);
       assert.doesNotMatch(e.message, /wasm32|npm has a bug/, `${how}: not napi's generic text`);
       assert.match(e.cause, /Cannot find native binding/, `${how} keeps the loader's error as cause`);
     }
   });
-});
 
+  test('docs/platforms.md\'s build-from-source command, run in that consumer, builds a binary the package then loads', { timeout: BUILD_TIMEOUT_MS + STEP_TIMEOUT_MS }, async () => {
+    assert.ok(bare, 'the consumer without the platform package was installed (previous test)');
+    const [cmd, ...args] = BUILD_FROM_SOURCE.split(' ');
+    const env = childEnv();
+    delete env.CARGO_TARGET_DIR; // the command's own temporary build directory, as a user gets it
+    env.CARGO_BUILD_JOBS = '1'; // leave a core to the tests running beside it
+    const built = await runCommand(cmd, args, { cwd: bare, env, timeoutMs: BUILD_TIMEOUT_MS, group: true });
+    assert.equal(built.code, 0, describeRun(BUILD_FROM_SOURCE, { ...built, stderr: built.stderr.slice(-4000) }));
+    assert.ok(existsSync(join(bare, 'node_modules', 'spend-sentinel', 'spend-sentinel.from-source.node')), 'the build is installed in the package');
+    const script = `
+      const { Sentinel, computeBudget } = require('spend-sentinel');
+      const s = new Sentinel({ budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 }, authority: { inspect: async () => 'valid' } });
+      s.close().then(() => console.log(JSON.stringify(computeBudget({ unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 }))));`;
+    const r = await mustRun('node -e require spend-sentinel (built from source)', process.execPath, ['-e', script], { cwd: bare });
+    const budget = JSON.parse(r.stdout);
+    assert.equal(budget.nodeBudgetUnits, 100);
+    assert.equal(budget.staleWindowSeconds, 5);
+  });
+});

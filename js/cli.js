@@ -9,6 +9,7 @@ const { probe } = require('./probe-client');
 const USAGE = [
   'usage: spend-sentinel probe <url> [--timeout-ms N]   (exit 0 on a 2xx answer, 1 otherwise)',
   '       spend-sentinel window --budget B --rate R [--nodes N | --share S] [--max-stale SECONDS]',
+  '       spend-sentinel build-from-source                 (compile the addon with your Rust, for platforms without a prebuilt binary)',
   '       spend-sentinel help | --help | -h                (this text, on stdout; exit 0)',
 ].join('\n');
 
@@ -46,6 +47,13 @@ const COMMANDS = {
     }
     process.stdout.write(explainWindow(budget, answer));
     return 0;
+  },
+
+  'build-from-source'(args) {
+    const { values, positionals } = parseArgs({ args, options: HELP_FLAG, allowPositionals: true });
+    if (values.help) return help();
+    if (positionals.length > 0) throw new UsageError(`build-from-source: unexpected argument "${positionals[0]}"`);
+    return require('./build-from-source').buildFromSource();
   },
 
   async probe(args) {
