@@ -1,6 +1,6 @@
 // The examples are part of the product: both services run end to end against a fake authority
 // (HTTPS with a private CA, as BILLING_CA_FILE allows), and the Kubernetes manifest keeps the
-// relations the README explains.
+// relations docs/kubernetes.md explains.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -236,11 +236,11 @@ describe('examples/Dockerfile', () => {
     assert.ok(image.has('index.js'));
   });
 
-  test('docker stop: README and Dockerfile give a stop timeout longer than drain + shutdown timeout', () => {
+  test('docker stop: docs/kubernetes.md and the Dockerfile give a stop timeout longer than drain + shutdown timeout', () => {
     const needed = (Number(env.DRAIN_DELAY_MS) + Number(env.SHUTDOWN_TIMEOUT_MS)) / 1000;
     assert.ok(needed >= 35, `DRAIN_DELAY_MS + SHUTDOWN_TIMEOUT_MS in the image's ENV: ${needed} s`);
-    const readme = readFileSync(file('../README.md'), 'utf8');
-    for (const [name, text] of [['examples/Dockerfile', dockerfile], ['README.md', readme]]) {
+    const page = readFileSync(file('../docs/kubernetes.md'), 'utf8');
+    for (const [name, text] of [['examples/Dockerfile', dockerfile], ['docs/kubernetes.md', page]]) {
       const run = [...text.matchAll(/--stop-timeout[ =](\d+)/g)].map((m) => Number(m[1]));
       const compose = [...text.matchAll(/stop_grace_period: (\d+)s/g)].map((m) => Number(m[1]));
       assert.ok(run.length > 0, `${name} says how to set docker run --stop-timeout`);

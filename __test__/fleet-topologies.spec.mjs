@@ -2,7 +2,7 @@
 // (helpers/redis-topologies.mjs): the fleet's key deleted or evicted, failovers to a replica that
 // was or was not connected, the server's clock stepped both ways, all while the authority is
 // silent; then a 3-master Cluster reached through a node that does not own the fleet's slot,
-// TLS with a private CA and client certificates, and an ACL user made with the README's rule.
+// TLS with a private CA and client certificates, and an ACL user made with the rule of docs/fleet.md.
 //
 // Ceiling scenarios: node processes (helpers/fleet-nodes.mjs) on b = 240, r = 50/s, maxNodes 4,
 // reserve 0.25 (floor 15, pool 180), leaseSeconds 5. Three nodes lease, the authority is cut at T
@@ -214,13 +214,13 @@ describe('where Redis runs', { concurrency: true }, () => {
     assert.ok(!shown.includes(keyBody), 'the client key never shows');
   });
 
-  test('an ACL user made with the README\'s rule runs a fleet, WAIT included (a primary with a replica)', async (t) => {
+  test('an ACL user made with the rule of docs/fleet.md runs a fleet, WAIT included (a primary with a replica)', async (t) => {
     const s = scope(t);
     const topology = await startReplicated({ replicas: 1, linkThroughProxy: false });
     s.defer(() => topology.stop());
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    const rule = /^ACL SETUSER spend-sentinel (.+)$/m.exec(readme);
-    assert.ok(rule, 'the README gives the ACL rule on a line of its own');
+    const page = readFileSync(new URL('../docs/fleet.md', import.meta.url), 'utf8');
+    const rule = /^ACL SETUSER spend-sentinel (.+)$/m.exec(page);
+    assert.ok(rule, 'docs/fleet.md gives the ACL rule on a line of its own');
     const args = rule[1].replace('>CHANGE-ME', '>acl-test-pw').split(/\s+/);
     await topology.primary.command('ACL', 'SETUSER', 'spend-sentinel', ...args);
     const url = topology.url.replace('redis://', 'redis://spend-sentinel:acl-test-pw@');

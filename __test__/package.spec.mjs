@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runNode, runCommand } from './helpers/wait.mjs';
@@ -30,9 +30,10 @@ test('every entry point exports exactly the public names, in CJS and ESM; no int
   }
   const main = require('spend-sentinel');
   for (const name of INTERNAL) assert.equal(main[name], undefined, `${name} is not exported`);
-  // Each public name is documented: README.md shows it in code.
-  const readme = readFileSync(new URL('README.md', root), 'utf8');
-  for (const name of Object.values(PUBLIC_API).flat()) assert.match(readme, new RegExp(`\\b${name}\\b[(\\s,.}'\`]`), `README.md shows ${name}`);
+  // Each public name is documented: README.md or a page of docs/ shows it in code.
+  const pages = ['README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const documentation = pages.map((page) => readFileSync(new URL(page, root), 'utf8')).join('\n');
+  for (const name of Object.values(PUBLIC_API).flat()) assert.match(documentation, new RegExp(`\\b${name}\\b[(\\s,.}'\`]`), `README.md or docs/ shows ${name}`);
 });
 
 test('the framework entry points load by name, in CJS and ESM, with their typings', async () => {
@@ -123,13 +124,13 @@ test('the checkout cannot be published as is: private, no publish scripts; relea
   assert.equal(pkg.scripts['release:local'], 'node scripts/release-local.mjs');
 });
 
-test('fastify-plugin: the only runtime dependency, dependency-free, loaded only by spend-sentinel/fastify, and justified in README', async () => {
+test('fastify-plugin: the only runtime dependency, dependency-free, loaded only by spend-sentinel/fastify, and justified in docs/frameworks.md', async () => {
   const pkg = json('package.json');
   assert.deepEqual(Object.keys(pkg.dependencies), ['fastify-plugin']);
   const locked = json('package-lock.json').packages['node_modules/fastify-plugin'];
   assert.equal(locked.dependencies, undefined, 'fastify-plugin has no dependencies of its own');
-  const readme = readFileSync(new URL('README.md', root), 'utf8');
-  assert.ok(readme.includes(`\`fastify-plugin\`** (${locked.version} locked`), `README names fastify-plugin ${locked.version}`);
+  const page = readFileSync(new URL('docs/frameworks.md', root), 'utf8');
+  assert.ok(page.includes(`\`fastify-plugin\`** (${locked.version} locked`), `docs/frameworks.md names fastify-plugin ${locked.version}`);
 
   const script = `
     const loaded = () => Object.keys(require.cache).some((p) => p.includes('/node_modules/fastify-plugin/'));

@@ -1,7 +1,7 @@
 // Prometheus's own tools on our output, when `promtool` is on PATH (Debian: `apt-get install
 // prometheus`; .ci/run installs it with SPEND_SENTINEL_PROMTOOL=1): `promtool check metrics` lints
-// the exposition, and `promtool test rules` runs a case for each alert of the README, on the
-// README's YAML as written (so the README cannot drift from what is tested).
+// the exposition, and `promtool test rules` runs a case for each alert of docs/metrics.md, on its
+// YAML as written (so the documented alerts cannot drift from what is tested).
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -26,11 +26,12 @@ function promtool(args, input) {
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-/** The YAML block under the README's "Alerts" heading. */
-function readmeRules() {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('### Alerts that fire on sustained problems'));
-  const block = /```yaml\n([\s\S]*?)```/.exec(section);
+/** The YAML block under the "Alerts" heading of docs/metrics.md. */
+function documentedRules() {
+  const page = readFileSync(new URL('../docs/metrics.md', import.meta.url), 'utf8');
+  const heading = page.indexOf('\n## Alerts that fire on sustained problems');
+  assert.ok(heading >= 0, 'docs/metrics.md has the Alerts section');
+  const block = /```yaml\n([\s\S]*?)```/.exec(page.slice(heading));
   assert.ok(block, 'a yaml block in the Alerts section');
   return block[1];
 }
@@ -46,8 +47,8 @@ describe('promtool', { skip }, () => {
     assert.equal(output.trim(), '', 'no lint findings');
   });
 
-  test('test rules: each README alert fires on its problem and stays quiet on a blip', () => {
-    const rules = readmeRules();
+  test('test rules: each documented alert fires on its problem and stays quiet on a blip', () => {
+    const rules = documentedRules();
     const names = YAML.parse(rules).groups.flatMap((g) => g.rules.map((r) => r.alert));
     const dir = mkdtempSync(join(tmpdir(), 'spend-sentinel-promtool-'));
     try {
@@ -132,7 +133,7 @@ describe('promtool', { skip }, () => {
           },
         ],
       };
-      assert.deepEqual(names.sort(), Object.keys(cases).sort(), 'a test case for each README alert');
+      assert.deepEqual(names.sort(), Object.keys(cases).sort(), 'a test case for each documented alert');
       const tests = Object.values(cases).flat().map((c) => ({ interval: '1m', ...c }));
       writeFileSync(join(dir, 'tests.yml'), YAML.stringify({ rule_files: ['rules.yml'], evaluation_interval: '1m', tests }));
       const check = promtool(['check', 'rules', join(dir, 'rules.yml')]);

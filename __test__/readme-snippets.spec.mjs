@@ -1,7 +1,9 @@
-// Every JavaScript and TypeScript example of README.md compiles under `tsc --strict`, against this
-// package's own typings (resolved by name, `spend-sentinel/...`, as a user's code resolves them).
+// Every JavaScript and TypeScript example of README.md and of every page in docs/ (docs/*.md, found
+// by listing the directory, so a new page is checked without being named here) compiles under
+// `tsc --strict`, against this package's own typings (resolved by name, `spend-sentinel/...`, as a
+// user's code resolves them). Each checked block is a test named after its place, `docs/api.md:LINE`.
 //
-// Marker convention: each ```js / ```ts block of README.md is preceded (on the line right before
+// Marker convention: each ```js / ```ts block of these files is preceded (on the line right before
 // its fence) by an HTML comment that says what it is — invisible on GitHub and npm:
 //
 //   <!-- check-snippet -->              the block is a complete program: compiled as is.
@@ -21,14 +23,17 @@
 // diagnostics count (skipLibCheck: the typings themselves are checked by `tsc -p __test__`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { readmeSnippets, compileSnippet } from './helpers/readme-snippets.mjs';
+import { compileSnippet, documentationFiles, documentationSnippets } from './helpers/readme-snippets.mjs';
 
-const snippets = readmeSnippets(readFileSync(new URL('../README.md', import.meta.url), 'utf8'));
+const files = documentationFiles();
+const snippets = documentationSnippets(files);
 
-test('README.md has js/ts examples, and each says whether it is checked (check-snippet) or why not (fragment: …)', () => {
+test('README.md and docs/*.md have js/ts examples, and each says whether it is checked (check-snippet) or why not (fragment: …)', () => {
+  assert.equal(files[0], 'README.md');
+  assert.ok(files.length > 1 && files.slice(1).every((f) => /^docs\/[^/]+\.md$/.test(f)), `the pages of docs/: ${files}`);
   assert.ok(snippets.length >= 5, `found ${snippets.length} js/ts blocks`);
-  const unmarked = snippets.filter((s) => s.marker === null).map((s) => `README.md:${s.line}`);
+  assert.ok(snippets.some((s) => s.file === 'README.md') && snippets.some((s) => s.file !== 'README.md'), 'examples in README.md and in docs/');
+  const unmarked = snippets.filter((s) => s.marker === null).map((s) => `${s.file}:${s.line}`);
   assert.deepEqual(unmarked, [], 'blocks without <!-- check-snippet --> or <!-- fragment: reason --> right before the fence');
   const checked = snippets.filter((s) => s.marker === 'check');
   assert.ok(checked.length >= 4, `${checked.length} blocks checked`);
@@ -36,7 +41,7 @@ test('README.md has js/ts examples, and each says whether it is checked (check-s
 });
 
 for (const snippet of snippets.filter((s) => s.marker === 'check')) {
-  test(`README.md:${snippet.line} (\`\`\`${snippet.lang}) compiles under --strict`, () => {
+  test(`${snippet.file}:${snippet.line} (\`\`\`${snippet.lang}) compiles under --strict`, () => {
     assert.deepEqual(compileSnippet(snippet), []);
   });
 }

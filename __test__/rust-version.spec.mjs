@@ -1,10 +1,11 @@
 // The Rust this project says it needs is the Rust its locked dependency graph needs: Cargo.toml's
 // rust-version is at least every locked crate's own rust-version (cargo metadata, offline, from
-// Cargo.lock: normal, build and dev dependencies, every target), and README and the load-failure
-// message (js/native-error.js) state the same version.
+// Cargo.lock: normal, build and dev dependencies, every target), and README.md, every page of docs/
+// and the load-failure message (js/native-error.js) state the same version.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './helpers/wait.mjs';
@@ -23,7 +24,7 @@ const compare = (x, y) => {
   return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 };
 
-test("Cargo.toml's rust-version is at least the highest rust-version of the locked crates, and README says it", async () => {
+test("Cargo.toml's rust-version is at least the highest rust-version of the locked crates, and README and docs/ say it", async () => {
   const r = await runCommand('cargo', ['metadata', '--format-version', '1', '--offline', '--locked'], { cwd: root, timeoutMs: 60_000 });
   assert.equal(r.code, 0, `cargo metadata --offline --locked: exit ${r.code}\n${r.stderr}`);
   const metadata = JSON.parse(r.stdout);
@@ -39,9 +40,12 @@ test("Cargo.toml's rust-version is at least the highest rust-version of the lock
     `Cargo.toml says rust-version ${ours.rust_version}, but ${needing.join(', ')} need Rust ${needed.rust_version}`,
   );
 
-  const readme = readFileSync(new URL('README.md', new URL(`file://${root}`)), 'utf8');
-  const stated = [...readme.matchAll(/Rust \(?(?:≥ ?)?(\d+\.\d+(?:\.\d+)?)\+?/g)].map((m) => m[1]);
-  assert.ok(stated.length > 0, 'README states a Rust version');
-  assert.deepEqual([...new Set(stated)], [ours.rust_version], 'every Rust version README states is Cargo.toml\'s');
+  const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const stated = pages.flatMap((page) =>
+    [...readFileSync(join(root, page), 'utf8').matchAll(/Rust \(?(?:≥ ?)?(\d+\.\d+(?:\.\d+)?)\+?/g)].map((m) => ({ page, version: m[1] })),
+  );
+  assert.ok(stated.length > 0, 'README.md or a page of docs/ states a Rust version');
+  const wrong = stated.filter((s) => s.version !== ours.rust_version).map((s) => `${s.page}: Rust ${s.version}`);
+  assert.deepEqual(wrong, [], `every Rust version README.md and docs/ state is Cargo.toml's (${ours.rust_version})`);
   assert.equal(require('../js/native-error.js').MIN_RUST, ours.rust_version, 'the load-failure message names the same Rust');
 });

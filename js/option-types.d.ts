@@ -1,6 +1,6 @@
 // Generated from the option schema (src/options/catalog.rs): edit it there, then run
-// `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` to rewrite this file and the README's
-// option tables.
+// `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` to rewrite this file and the option
+// tables of docs/.
 import type { RefreshOutcome } from '../index';
 import type { FallbackInfo } from './breaker';
 
@@ -17,8 +17,8 @@ export interface SentinelOptions {
   authority: HttpAuthorityOptions | InspectAuthorityOptions;
   /**
    * Receives one line per status change and per refresh that was not `valid` (codes only). An
-   * object with `info`, `warn`, `error` methods (pino-style); see Metrics and logs (README).
-   * Default: none.
+   * object with `info`, `warn`, `error` methods (pino-style); see Metrics and logs
+   * (docs/metrics.md). Default: none.
    */
   logger?: SentinelLogger;
 }
@@ -42,13 +42,13 @@ export interface BudgetOptions {
    */
   maxStaleSeconds?: number;
   /**
-   * Shares b among the nodes alive now, through leases in Redis (see A fleet that scales (README)).
-   * Not with `nodes` or `share`. Default: none.
+   * Shares b among the nodes alive now, through leases in Redis (see A fleet that scales
+   * (docs/fleet.md)). Not with `nodes` or `share`. Default: none.
    */
   fleet?: FleetOptions;
 }
 
-/** `budget.fleet`: a fleet-wide budget leased from Redis (README, A fleet that scales). */
+/** `budget.fleet`: a fleet-wide budget leased from Redis (docs/fleet.md). */
 export interface FleetOptions {
   /**
    * The Redis URL (user, password and db allowed); never printed. `redis://` or `rediss://` with a
@@ -107,8 +107,8 @@ export interface FleetTlsOptions {
 }
 
 /**
- * `refresh`: cadence of the background refresh (README, Options). Defaults scale with the window w
- * (seconds): 300·w, 500·w and min(2000, 400·w) ms.
+ * `refresh`: cadence of the background refresh (docs/api.md, Options). Defaults scale with the
+ * window w (seconds): 300·w, 500·w and min(2000, 400·w) ms.
  */
 export interface RefreshOptions {
   /** The shortest pause between two refreshes, ms. ≥ 20 and ≤ `maxIntervalMs`. Default: 300 · w. */
@@ -122,7 +122,7 @@ export interface RefreshOptions {
   timeoutMs?: number;
   /**
    * Puts the refreshes behind a circuit breaker of their own (see The refresh loop behind a breaker
-   * (README)). `true` (every default) or breaker options. Default: none.
+   * (docs/circuit-breaker.md)). `true` (every default) or breaker options. Default: none.
    */
   breaker?: boolean | RefreshBreakerOptions;
 }
@@ -170,7 +170,7 @@ export interface RefreshBreakerOptions {
   trialTimeoutMs?: number;
 }
 
-/** The built-in HTTP authority adapter (README, The HTTP adapter). */
+/** The built-in HTTP authority adapter (docs/http-adapter.md). */
 export interface HttpAuthorityOptions {
   /**
    * The account endpoint the adapter asks. An absolute https URL without `user:password@`; http

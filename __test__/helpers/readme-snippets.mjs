@@ -1,14 +1,30 @@
-// README.md's ```js / ```ts blocks and their markers, and compiling one under --strict with
-// TypeScript's API. The marker convention is described in __test__/readme-snippets.spec.mjs.
+// The ```js / ```ts blocks of README.md and of every page in docs/, their markers, and compiling one
+// under --strict with TypeScript's API. The marker convention is described in
+// __test__/readme-snippets.spec.mjs.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const ts = createRequire(import.meta.url)('typescript');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The ```js / ```ts blocks of `markdown`, each with its marker: { line, lang, code, marker, declarations, reason }. */
-export function readmeSnippets(markdown) {
+/** The Markdown files whose examples are checked, from the repository root: README.md, then docs/*.md (sorted). */
+export function documentationFiles() {
+  const pages = readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`);
+  return ['README.md', ...pages];
+}
+
+/** Every ```js / ```ts block of the documentation files, each with `file` (e.g. 'docs/api.md'). */
+export function documentationSnippets(files = documentationFiles()) {
+  return files.flatMap((file) => readmeSnippets(readFileSync(join(root, file), 'utf8'), file));
+}
+
+/** The ```js / ```ts blocks of `markdown` (the text of `file`), each with its marker: { file, line, lang, code, marker, declarations, reason }. */
+export function readmeSnippets(markdown, file = 'README.md') {
   const lines = markdown.split('\n');
   const snippets = [];
   for (let i = 0; i < lines.length; i++) {
@@ -28,7 +44,7 @@ export function readmeSnippets(markdown) {
       while (open >= 0 && !lines[open].includes('<!--')) open--;
       if (open >= 0) marker = lines.slice(open, start).join('\n');
     }
-    const snippet = { line: start + 1, lang, code, marker: null, declarations: '', reason: null };
+    const snippet = { file, line: start + 1, lang, code, marker: null, declarations: '', reason: null };
     const check = marker && /^<!--\s*check-snippet\b([\s\S]*?)-->\s*$/.exec(marker);
     // A program that runs as pasted is run by readme.spec.mjs, a stronger check than compiling
     // it (and plain JavaScript as a reader would write it, without type annotations).
@@ -63,13 +79,14 @@ const COMPILER_OPTIONS = {
 };
 
 /** Compiles one snippet (virtual files inside __test__/, so `spend-sentinel` resolves to this package); returns its diagnostics as text. */
-export function compileSnippet({ line, lang, code, declarations }, options = COMPILER_OPTIONS) {
+export function compileSnippet({ file: doc = 'README.md', line, lang, code, declarations }, options = COMPILER_OPTIONS) {
   const ext = lang === 'ts' ? '.mts' : /^\s*import\s/m.test(code) ? '.mjs' : '.cjs';
-  const file = join(root, '__test__', `readme-snippet-line-${line}${ext}`);
-  const stubs = join(root, '__test__', `readme-snippet-line-${line}.declarations.d.ts`);
+  const base = `snippet-${doc.replace(/[^A-Za-z0-9]+/g, '-')}-line-${line}`;
+  const file = join(root, '__test__', `${base}${ext}`);
+  const stubs = join(root, '__test__', `${base}.declarations.d.ts`);
   const virtual = new Map([
     [file, code],
-    [stubs, `// Declarations from README.md, line ${line - 1}.\n${declarations}\n`],
+    [stubs, `// Declarations from ${doc}, line ${line - 1}.\n${declarations}\n`],
   ]);
   const host = ts.createCompilerHost(options);
   const { fileExists, readFile, getSourceFile } = host;
@@ -83,7 +100,7 @@ export function compileSnippet({ line, lang, code, declarations }, options = COM
     const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
     if (!d.file) return `TS${d.code}: ${text}`;
     const { line: l } = d.file.getLineAndCharacterOfPosition(d.start);
-    const where = d.file.fileName === file ? `README.md:${line + 1 + l}` : `declarations before README.md:${line}`;
+    const where = d.file.fileName === file ? `${doc}:${line + 1 + l}` : `declarations before ${doc}:${line}`;
     return `${where}: TS${d.code}: ${text}`;
   });
 }

@@ -1,5 +1,5 @@
 //! Every option, once: the parser reads its keys, types, ranges, limits and defaults from here,
-//! and `js/option-types.d.ts` and the README's option tables are generated from it
+//! and `js/option-types.d.ts` and the option tables of docs/ are generated from it
 //! (`SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs`; without the variable that test fails
 //! when they disagree).
 //!
@@ -46,17 +46,20 @@ pub static ALL: &[&Group] = &[
     &CIRCUIT_BREAKER,
 ];
 
-/// A README table: the options of these groups, between `<!-- options:begin NAME -->` and
-/// `<!-- options:end NAME -->`. An option whose nested groups are all in the same table gets
-/// no row of its own.
-pub struct ReadmeTable {
+/// A documentation table: the options of these groups, in `page` (a path from the repository
+/// root) between `<!-- options:begin NAME -->` and `<!-- options:end NAME -->`. An option whose
+/// nested groups are all in the same table gets no row of its own. Links in `doc` and `rule` texts
+/// are relative to docs/, where every table lives.
+pub struct DocTable {
     pub name: &'static str,
+    pub page: &'static str,
     pub groups: &'static [&'static Group],
 }
 
-pub static README_TABLES: &[ReadmeTable] = &[
-    ReadmeTable {
+pub static DOC_TABLES: &[DocTable] = &[
+    DocTable {
         name: "sentinel",
+        page: "docs/api.md",
         groups: &[
             &BUDGET,
             &REFRESH,
@@ -65,16 +68,19 @@ pub static README_TABLES: &[ReadmeTable] = &[
             &INSPECT_AUTHORITY,
         ],
     },
-    ReadmeTable {
+    DocTable {
         name: "fleet",
+        page: "docs/fleet.md",
         groups: &[&FLEET, &FLEET_TLS],
     },
-    ReadmeTable {
+    DocTable {
         name: "circuit-breaker",
+        page: "docs/circuit-breaker.md",
         groups: &[&CIRCUIT_BREAKER],
     },
-    ReadmeTable {
+    DocTable {
         name: "refresh-breaker",
+        page: "docs/circuit-breaker.md",
         groups: &[&REFRESH_BREAKER],
     },
 ];
@@ -114,7 +120,7 @@ pub static SENTINEL: Group = Group {
             doc: "Receives one line per status change and per refresh that was not `valid` \
                   (codes only)",
             rule: "an object with `info`, `warn`, `error` methods (pino-style); see \
-                   [Metrics and logs](#metrics-and-logs)",
+                   [Metrics and logs](metrics.md)",
             ..OPT
         },
     ],
@@ -171,7 +177,7 @@ pub static BUDGET: Group = Group {
             kind: Kind::Object(&FLEET),
             default: Default::Text("none"),
             doc: "Shares b among the nodes alive now, through leases in Redis (see \
-                  [A fleet that scales](#a-fleet-that-scales))",
+                  [A fleet that scales](fleet.md))",
             rule: "not with `nodes` or `share`",
             ..OPT
         },
@@ -182,7 +188,7 @@ pub static BUDGET: Group = Group {
 pub static FLEET: Group = Group {
     path: "budget.fleet",
     interface: "FleetOptions",
-    doc: "`budget.fleet`: a fleet-wide budget leased from Redis (README, A fleet that scales).",
+    doc: "`budget.fleet`: a fleet-wide budget leased from Redis (docs/fleet.md).",
     options: &[
         Opt {
             key: "redis",
@@ -311,7 +317,7 @@ pub static FLEET_TLS: Group = Group {
 pub static REFRESH: Group = Group {
     path: "refresh",
     interface: "RefreshOptions",
-    doc: "`refresh`: cadence of the background refresh (README, Options). Defaults scale with the \
+    doc: "`refresh`: cadence of the background refresh (docs/api.md, Options). Defaults scale with the \
           window w (seconds): 300·w, 500·w and min(2000, 400·w) ms.",
     options: &[
         Opt {
@@ -343,7 +349,7 @@ pub static REFRESH: Group = Group {
             kind: Kind::SwitchOrObject(&REFRESH_BREAKER),
             default: Default::Text("none"),
             doc: "Puts the refreshes behind a circuit breaker of their own (see \
-                  [The refresh loop behind a breaker](#the-refresh-loop-behind-a-breaker))",
+                  [The refresh loop behind a breaker](circuit-breaker.md#the-refresh-loop-behind-a-breaker))",
             rule: "`true` (every default) or breaker options",
             ..OPT
         },
@@ -354,7 +360,7 @@ pub static REFRESH: Group = Group {
 pub static HTTP_AUTHORITY: Group = Group {
     path: "authority",
     interface: "HttpAuthorityOptions",
-    doc: "The built-in HTTP authority adapter (README, The HTTP adapter).",
+    doc: "The built-in HTTP authority adapter (docs/http-adapter.md).",
     options: &[
         Opt {
             key: "url",

@@ -1,17 +1,20 @@
-//! The README's option tables and `js/option-types.d.ts` must say what the schema says.
+//! The option tables of docs/ and `js/option-types.d.ts` must say what the schema says.
 //!
 //! `cargo test --lib options::docs` fails, with a diff, when either disagrees with
-//! `catalog.rs`; `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` rewrites them (the
-//! README only between its `<!-- options:begin NAME -->` and `<!-- options:end NAME -->`
-//! markers).
+//! `catalog.rs`, when a table's markers are missing from its page, or when markers of a table
+//! appear on a page that is not its own (README.md or another page of docs/: a stale copy);
+//! `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` rewrites them (each page only between
+//! its `<!-- options:begin NAME -->` and `<!-- options:end NAME -->` markers).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::catalog::README_TABLES;
+use super::catalog::DOC_TABLES;
 use super::render;
 
 const TYPINGS: &str = "js/option-types.d.ts";
 const README: &str = "README.md";
+const DOCS: &str = "docs";
 const BLESS: &str = "SPEND_SENTINEL_BLESS";
 
 fn root() -> PathBuf {
@@ -19,29 +22,34 @@ fn root() -> PathBuf {
 }
 
 #[test]
-fn readme_tables_and_typings_follow_the_option_schema() {
+fn doc_tables_and_typings_follow_the_option_schema() {
     let bless = std::env::var(BLESS).is_ok_and(|v| v == "1");
-    let readme = std::fs::read_to_string(root().join(README)).expect("README.md is readable");
-    let mut expected_readme = readme.clone();
-    for table in README_TABLES {
-        expected_readme = splice(&expected_readme, table.name, &render::readme_table(table))
-            .unwrap_or_else(|e| panic!("{README}: {e}"));
+    let mut targets = vec![(
+        TYPINGS.to_owned(),
+        read_or_empty(&root().join(TYPINGS)),
+        render::typescript(),
+    )];
+    let mut pages: BTreeMap<&str, Vec<&super::catalog::DocTable>> = BTreeMap::new();
+    for table in DOC_TABLES {
+        pages.entry(table.page).or_default().push(table);
     }
-    let targets = [
-        (
-            TYPINGS,
-            read_or_empty(&root().join(TYPINGS)),
-            render::typescript(),
-        ),
-        (README, readme, expected_readme),
-    ];
+    for (page, tables) in pages {
+        let actual = std::fs::read_to_string(root().join(page))
+            .unwrap_or_else(|e| panic!("{page} (the page of the `{}` table): {e}", tables[0].name));
+        let mut expected = actual.clone();
+        for table in tables {
+            expected = splice(&expected, table.name, &render::doc_table(table))
+                .unwrap_or_else(|e| panic!("{page}: {e}"));
+        }
+        targets.push((page.to_owned(), actual, expected));
+    }
     let mut stale = Vec::new();
     for (name, actual, expected) in targets {
         if actual == expected {
             continue;
         }
         if bless {
-            std::fs::write(root().join(name), &expected).expect("the file is writable");
+            std::fs::write(root().join(&name), &expected).expect("the file is writable");
         } else {
             stale.push(format!("{name}:\n{}", diff(&actual, &expected)));
         }
@@ -52,6 +60,46 @@ fn readme_tables_and_typings_follow_the_option_schema() {
          run `{BLESS}=1 cargo test --lib options::docs`\n\n{}",
         stale.join("\n")
     );
+}
+
+#[test]
+fn option_tables_appear_only_on_their_own_page() {
+    let mut pages = vec![README.to_owned()];
+    let docs = std::fs::read_dir(root().join(DOCS)).expect("docs/ is readable");
+    for entry in docs {
+        let name = entry.expect("a docs/ entry").file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".md") {
+            pages.push(format!("{DOCS}/{name}"));
+        }
+    }
+    let mut strays = Vec::new();
+    for page in &pages {
+        let text = read_or_empty(&root().join(page));
+        for name in marker_names(&text) {
+            let own = DOC_TABLES.iter().any(|t| t.name == name && t.page == page);
+            if !own {
+                strays.push(format!("{page}: `<!-- options:begin {name} -->`"));
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "option tables outside the page DOC_TABLES gives them (src/options/catalog.rs), or of no \
+         table at all:\n{}",
+        strays.join("\n")
+    );
+}
+
+/// The NAMEs of the `<!-- options:begin NAME -->` lines of `text` (a marker quoted in prose is
+/// not on a line of its own).
+fn marker_names(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| {
+            line.strip_prefix("<!-- options:begin ")?
+                .strip_suffix(" -->")
+        })
+        .collect()
 }
 
 fn read_or_empty(path: &Path) -> String {
@@ -110,6 +158,14 @@ fn splice_replaces_only_between_the_markers() {
     );
     assert!(splice(text, "other", "x").is_err());
     assert!(splice("<!-- options:begin t -->\n", "t", "x").is_err());
+}
+
+#[test]
+fn marker_names_are_read_from_the_begin_markers() {
+    let text = "<!-- options:begin a -->\nx\n<!-- options:end a -->\n<!-- options:begin b-c -->\n";
+    assert_eq!(marker_names(text), ["a", "b-c"]);
+    assert!(marker_names("between `<!-- options:begin NAME -->` and").is_empty());
+    assert!(marker_names("no tables").is_empty());
 }
 
 #[test]

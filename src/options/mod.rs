@@ -2,7 +2,7 @@
 //!
 //! [`catalog`] describes every option once (path, type, default, range, limit, rule, doc);
 //! [`Section`] reads an options object through it. The parsers in `crate::config` build on
-//! these, and `js/option-types.d.ts` and the README's option tables are generated from the
+//! these, and `js/option-types.d.ts` and the option tables of docs/ are generated from the
 //! catalog (see `docs`). Nothing here knows what a configuration means, and nothing here
 //! depends on `crate::config`.
 

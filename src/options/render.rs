@@ -1,15 +1,15 @@
-//! The option schema as TypeScript interfaces (`js/option-types.d.ts`) and as README tables.
+//! The option schema as TypeScript interfaces (`js/option-types.d.ts`) and as the docs' tables.
 //! Both say the same things: what an option is for, its type, its rule, its default.
 
-use super::catalog::{ReadmeTable, ALL};
+use super::catalog::{DocTable, ALL};
 use super::schema::{Default, Group, Kind, Opt};
 use crate::rules::JsNumber;
 
 /// The typings file's header. The imports are the types option signatures name.
 const TYPINGS_HEADER: &str = "\
 // Generated from the option schema (src/options/catalog.rs): edit it there, then run
-// `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` to rewrite this file and the README's
-// option tables.
+// `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` to rewrite this file and the option
+// tables of docs/.
 import type { RefreshOutcome } from '../index';
 import type { FallbackInfo } from './breaker';
 ";
@@ -41,7 +41,7 @@ pub fn typescript() -> String {
 }
 
 /// The table's lines, header included (what goes between its markers).
-pub fn readme_table(table: &ReadmeTable) -> String {
+pub fn doc_table(table: &DocTable) -> String {
     let mut out = String::from("| option | what it is | default | rule |\n|---|---|---|---|\n");
     for group in table.groups {
         for opt in group.all() {
@@ -74,7 +74,7 @@ pub fn readme_table(table: &ReadmeTable) -> String {
 
 /// The rule: the range or choices the parser checks, the entry's own rule, the values refused,
 /// the length limit. With `with_type`, a type the rule does not already imply is named too
-/// (the README has no type column; the typings say it themselves).
+/// (the docs' tables have no type column; the typings say it themselves).
 fn rule_text(opt: &Opt, with_type: bool) -> String {
     let mut parts: Vec<String> = Vec::new();
     match &opt.kind {
@@ -178,20 +178,26 @@ fn capitalized(text: &str) -> String {
     }
 }
 
-/// `[text](#anchor)` → `text (README)`: an editor's hover has no README anchors.
+/// `[text](page.md#anchor)` → `text (docs/page.md)`: an editor's hover follows no links. Link
+/// targets are relative to docs/, where the tables are.
 fn plain_links(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        let Some(close) = rest[open..].find("](#").map(|i| open + i) else {
+    while let Some(close) = rest.find("](") {
+        let Some(open) = rest[..close].rfind('[') else {
             break;
         };
         let Some(end) = rest[close..].find(')').map(|i| close + i) else {
             break;
         };
+        let target = &rest[close + 2..end];
+        let page = target.split('#').next().unwrap_or_default();
+        if page.is_empty() || page.contains(char::is_whitespace) {
+            break;
+        }
         out.push_str(&rest[..open]);
         out.push_str(&rest[open + 1..close]);
-        out.push_str(" (README)");
+        out.push_str(&format!(" (docs/{page})"));
         rest = &rest[end + 1..];
     }
     out.push_str(rest);
@@ -231,10 +237,14 @@ mod tests {
     #[test]
     fn links_become_plain_text_for_editors() {
         assert_eq!(
-            plain_links("see [A fleet that scales](#a-fleet-that-scales) and [x](#y)."),
-            "see A fleet that scales (README) and x (README)."
+            plain_links("see [A fleet that scales](fleet.md) and [x](api.md#y)."),
+            "see A fleet that scales (docs/fleet.md) and x (docs/api.md)."
         );
         assert_eq!(plain_links("[not a link] (x)"), "[not a link] (x)");
+        assert_eq!(
+            plain_links("`[A-Z][a-z]*`; see [x](api.md)"),
+            "`[A-Z][a-z]*`; see x (docs/api.md)"
+        );
     }
 
     #[test]
@@ -251,10 +261,10 @@ mod tests {
 
     #[test]
     fn a_pipe_in_a_cell_is_escaped_for_the_table() {
-        let inspect = super::super::catalog::README_TABLES
+        let inspect = super::super::catalog::DOC_TABLES
             .iter()
             .find(|t| t.name == "sentinel")
-            .map(readme_table)
+            .map(doc_table)
             .unwrap();
         let row = inspect
             .lines()

@@ -1,6 +1,6 @@
 //! The shape of the option schema: what one option and one options object say about themselves.
-//! The data is in [`super::catalog`]; the parser ([`super::Section`]), the typings and the README
-//! tables all read it.
+//! The data is in [`super::catalog`]; the parser ([`super::Section`]), the typings and the option
+//! tables of docs/ all read it.
 
 /// One options object: `budget`, `budget.fleet`, the options of `new CircuitBreaker`, ...
 #[derive(Debug)]
@@ -35,9 +35,9 @@ pub struct Opt {
     pub key: &'static str,
     pub kind: Kind,
     pub default: Default,
-    /// What the option is for (JSDoc and the README's "what it is"). Markdown.
+    /// What the option is for (JSDoc and the docs' tables' "what it is"). Markdown.
     pub doc: &'static str,
-    /// What a valid value is, beyond what [`Kind`] says (README "rule" and JSDoc). Markdown;
+    /// What a valid value is, beyond what [`Kind`] says (the docs' tables' "rule" and JSDoc). Markdown;
     /// cross-field rules are checked by code, but described here.
     pub rule: &'static str,
     /// Values the parser's code refuses (its message says why); the rule lists them.
