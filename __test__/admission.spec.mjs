@@ -1,4 +1,4 @@
-// The admission guard (README "Admission") and the probes' bypass of the app's own
+// The admission guard (docs/frameworks.md "Admission") and the probes' bypass of the app's own
 // throttles, auth and CORS, through real Express 5 and Fastify 5 servers (helpers/frameworks.mjs).
 // Every behaviour runs against both frameworks. The sentinel sits on a scripted authority whose
 // refreshes the test holds, so the ledger and the readiness move only when the test says.
@@ -71,7 +71,7 @@ function postUsage(app, units, headers = {}) {
 
 const getReady = (app) => request(`${app.url}/ready`);
 
-/** README: default Retry-After is max(1, ⌈w / 2⌉) seconds. */
+/** docs/frameworks.md: default Retry-After is max(1, ⌈w / 2⌉) seconds. */
 const defaultRetryAfter = (sentinel) => String(Math.max(1, Math.ceil(sentinel.staleWindowSeconds / 2)));
 
 function assertAdmitted(res, units) {

@@ -1,4 +1,4 @@
-// Compile-time checks of the CircuitBreaker typings, as the README uses them. Each
+// Compile-time checks of the CircuitBreaker typings, as docs/circuit-breaker.md uses them. Each
 // `// @ts-expect-error` must be an error (else TS2578 fails tsc).
 import { CircuitBreaker, CircuitOpenError, Sentinel } from 'spend-sentinel';
 import type { CircuitBreakerState, CircuitBreakerStats } from 'spend-sentinel';

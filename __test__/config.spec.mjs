@@ -1,4 +1,4 @@
-// Options (README): every option is validated at construction. A bad one throws an Error with
+// Options (docs/api.md): every option is validated at construction. A bad one throws an Error with
 // code ERR_SPEND_SENTINEL_CONFIG whose message names the option path and the rule it breaks,
 // and never contains the credential.
 import { describe, test, afterEach, after } from 'node:test';

@@ -1,4 +1,4 @@
-// The Fastify plugin as a Fastify plugin (README, Fastify 5): Fastify's own registration options
+// The Fastify plugin as a Fastify plugin (docs/frameworks.md, Fastify 5): Fastify's own registration options
 // (prefix, logLevel, logSerializers), HEAD without exposeHeadRoutes, `fastify.sentinel`, route
 // `schema`/`config` for the probe routes, and `fastify.inject()` without a listening server.
 // Every test uses `app.inject`; probes.spec.mjs covers the answers themselves over real sockets.

@@ -43,7 +43,7 @@ const errorsTotal = (sentinel) => metric(sentinel, 'spend_sentinel_fleet_redis_e
 const fmt = (s) => `fleet ${JSON.stringify(s.fleet())}, readiness ${JSON.stringify(s.readiness())}`;
 
 describe('a slow authority never deadlocks a fresh fleet', { concurrency: true }, () => {
-  // The README's example numbers (b 2000, r 50, maxStaleSeconds 10, maxNodes 25, reserve 0.25:
+  // The example numbers of docs/fleet.md (b 2000, r 50, maxStaleSeconds 10, maxNodes 25, reserve 0.25:
   // a floor of 20 units, a 0.4 s window) with the shortest lease, and default refresh options:
   // a refresh is not abandoned before 2 s, so a late valid answer still ends the hold.
   const LEASE = 5;

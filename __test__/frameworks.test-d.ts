@@ -1,5 +1,5 @@
 // Compile-time checks of spend-sentinel/express and spend-sentinel/fastify typings, written the
-// way the README wires them. Each `// @ts-expect-error` must be an error (else TS2578 fails tsc).
+// way docs/frameworks.md wires them. Each `// @ts-expect-error` must be an error (else TS2578 fails tsc).
 import express from 'express';
 import Fastify from 'fastify';
 import { Sentinel } from 'spend-sentinel';

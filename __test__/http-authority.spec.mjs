@@ -1,4 +1,4 @@
-// The built-in HTTP authority adapter (README): one test per row of the answer → outcome table, plus
+// The built-in HTTP authority adapter (docs/http-adapter.md): one test per row of the answer → outcome table, plus
 // the shape of the request. The sentinel talks to a local fake (helpers/fake-authority.mjs).
 //
 // How an outcome is observed (readiness is the only public view of it):

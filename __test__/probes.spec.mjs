@@ -1,4 +1,4 @@
-// The three probe routes (README, The probes) served by the Express middleware and the Fastify plugin, each
+// The three probe routes (docs/frameworks.md, The probes) served by the Express middleware and the Fastify plugin, each
 // test run against a real Express 5 and a real Fastify 5 app on 127.0.0.1 (helpers/frameworks.mjs).
 //   /ready    readiness over HTTP; reads memory only
 //   /live     this process only (event-loop delay), never the authority, never draining;

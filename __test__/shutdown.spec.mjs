@@ -1,4 +1,4 @@
-// gracefulShutdown (the lifecycle in the README, js/shutdown.js) for Express 5 and Fastify 5.
+// gracefulShutdown (the lifecycle in docs/frameworks.md, js/shutdown.js) for Express 5 and Fastify 5.
 //
 // The signal scenarios run a real service in a child process (fixtures/shutdown-server.mjs) and
 // send it real signals; the child prints lifecycle markers so the order can be checked. The

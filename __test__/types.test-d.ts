@@ -68,7 +68,7 @@ function describeReason(reason: Reason): string {
 /** An inspect function whose type does not rely on contextual typing (used where that is not the point). */
 const answerValid = async (): Promise<'valid'> => 'valid';
 
-// The natural form (README, Options: authority.inspect), "an async JavaScript function returning one of the four outcome
+// The natural form (docs/api.md, Options: authority.inspect), "an async JavaScript function returning one of the four outcome
 // strings", must compile as written:
 const inspectOptions: Options = {
   budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2, maxStaleSeconds: 5 },

@@ -2,7 +2,7 @@
 // What the three probes answer, independent of any framework: express.js and fastify.js only
 // route requests here and write the `{ statusCode, body }` they get back.
 //
-// The rules a probe must keep (README, The probes): /ready only reads memory; /live never depends on the
+// The rules a probe must keep (docs/frameworks.md, The probes): /ready only reads memory; /live never depends on the
 // authority and never on draining, only on this process being able to run its event loop;
 // /startup latches once the sentinel's first refresh has finished, whatever its outcome, so an
 // authority outage during a rollout cannot keep new pods "starting". The latch is the sentinel's

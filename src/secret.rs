@@ -1,4 +1,4 @@
-//! A value that must never be printed (README, Limits): its `Debug` says `[redacted]`, it has no
+//! A value that must never be printed (docs/api.md, Limits): its `Debug` says `[redacted]`, it has no
 //! `Display`, and reading it takes an explicit `expose()`.
 
 use std::fmt;

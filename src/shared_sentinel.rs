@@ -115,7 +115,7 @@ impl SharedSentinel {
         self.with_state(|state| state.has_refreshed())
     }
 
-    /// Admission (README, API). Counts the units (or the refusal) for the metrics, and wakes the watcher when
+    /// Admission (README, Admission; docs/api.md). Counts the units (or the refusal) for the metrics, and wakes the watcher when
     /// this admission spent the budget (a status change).
     pub fn admit(&self, units: f64) -> bool {
         let admission = self.with_state(|state| state.try_admit(units, clock::now()));

@@ -1,4 +1,4 @@
-// A fake "authority" (README, The HTTP adapter) for the HTTP adapter tests.
+// A fake "authority" (docs/http-adapter.md) for the HTTP adapter tests.
 //
 // One fake = one plain-HTTP listener and one HTTPS listener on 127.0.0.1, ephemeral ports, sharing
 // the same behaviour and the same request log. The test switches the behaviour at any moment with

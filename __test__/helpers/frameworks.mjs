@@ -1,4 +1,4 @@
-// Real Express 5 and Fastify 5 apps wired the way the README says, on 127.0.0.1 with an
+// Real Express 5 and Fastify 5 apps wired the way docs/frameworks.md says, on 127.0.0.1 with an
 // ephemeral port. Suites run the same behaviour against both: `for (const fw of FRAMEWORKS)`.
 //
 // `guarded: true` adds what a real service has in front of its own routes, mounted AFTER the

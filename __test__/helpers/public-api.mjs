@@ -1,5 +1,5 @@
 // The public API, per entry point: the value names each one exports (in CommonJS, in ESM and in its
-// typings), as README.md documents them (API, Express and Fastify, CircuitBreaker, Metrics). Types
+// typings), as README.md and docs/ document them (api.md, frameworks.md, circuit-breaker.md, metrics.md). Types
 // are not listed; the typings may export more of those, never the internals below.
 export const PUBLIC_API = {
   'spend-sentinel': ['BulkheadFullError', 'CircuitBreaker', 'CircuitOpenError', 'CircuitTimeoutError', 'Sentinel', 'computeBudget'],

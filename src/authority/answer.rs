@@ -1,4 +1,4 @@
-//! The HTTP adapter table (README): how an HTTP answer maps to an outcome. Pure, so every row is a unit test.
+//! The HTTP adapter table (docs/http-adapter.md): how an HTTP answer maps to an outcome. Pure, so every row is a unit test.
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! The built-in HTTP adapter (README, The HTTP adapter): `GET url` with the credential header, no
+//! The built-in HTTP adapter (docs/http-adapter.md): `GET url` with the credential header, no
 //! redirects, body read up to 64 KiB.
 
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT};

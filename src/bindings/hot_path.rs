@@ -20,7 +20,7 @@ use super::options::type_name;
 use crate::rules::ledger::{self, UnitsArgument};
 use crate::shared_sentinel::SharedSentinel;
 
-/// `admit(units = 1)` (README, API): the units rule is the ledger's; anything it refuses throws
+/// `admit(units = 1)` (docs/api.md): the units rule is the ledger's; anything it refuses throws
 /// its message as a `TypeError` (pending on `env`) and changes nothing.
 ///
 /// # Safety

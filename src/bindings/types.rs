@@ -39,7 +39,7 @@ pub enum ReadinessReason {
     RefreshIndeterminate,
     #[napi(value = "verified")]
     Verified,
-    /// A fleet node with neither a floor nor a usable grant (see README, fleet budget).
+    /// A fleet node with neither a floor nor a usable grant (see docs/fleet.md).
     #[napi(value = "no_fleet_lease")]
     NoFleetLease,
     /// The refresh task stopped on a defect; the sentinel fails closed (see README).

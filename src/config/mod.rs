@@ -4,7 +4,7 @@
 //! here is plain Rust, so every rule is a unit test. Keys, types, ranges, lengths and defaults
 //! come from the option schema (`crate::options::catalog`); the code here adds what relates one
 //! option to another. Every error names the option path and the rule it breaks, and never
-//! contains the credential (README, Limits).
+//! contains the credential (docs/api.md, Limits).
 
 mod authority;
 mod breaker;

@@ -114,7 +114,7 @@ impl fmt::Display for CadenceError {
 
 impl std::error::Error for CadenceError {}
 
-/// The refresh defaults (README, Options), scaled with the window w in seconds:
+/// The refresh defaults (docs/api.md, Options), scaled with the window w in seconds:
 /// minIntervalMs = 300·w, maxIntervalMs = 500·w, timeoutMs = min(2000, 400·w).
 pub fn default_cadence_ms(window: Duration) -> (f64, f64, f64) {
     let w = window.as_secs_f64();

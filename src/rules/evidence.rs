@@ -1,10 +1,10 @@
-//! The evidence rules (README): what each refresh outcome does to the evidence.
+//! The evidence rules (docs/http-adapter.md): what each refresh outcome does to the evidence.
 
 use std::time::Duration;
 
 use super::breaker::CallOutcome;
 
-/// The result of one refresh (README, The HTTP adapter).
+/// The result of one refresh (docs/http-adapter.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
     Valid,
@@ -66,7 +66,7 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// Applies one refresh outcome, per the evidence table (README, The HTTP adapter). `sent_at` is when its request was sent.
+    /// Applies one refresh outcome, per docs/http-adapter.md. `sent_at` is when its request was sent.
     pub fn record(&mut self, outcome: Outcome, sent_at: Duration) {
         match outcome {
             Outcome::Valid => {

@@ -42,7 +42,7 @@ impl fmt::Display for UnitsError {
 
 impl std::error::Error for UnitsError {}
 
-/// The units rule (README, API: `admit(units = 1)`): absent means 1; otherwise a finite
+/// The units rule (docs/api.md: `admit(units = 1)`): absent means 1; otherwise a finite
 /// number ≥ 0.
 pub fn units(given: UnitsArgument) -> Result<f64, UnitsError> {
     match given {

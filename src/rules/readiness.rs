@@ -30,7 +30,7 @@ impl Status {
         }
     }
 
-    /// May the node take billable work in this status (README, API: `admit`)?
+    /// May the node take billable work in this status (README, Admission)?
     pub fn admits(self) -> bool {
         self != Status::NotReady
     }

@@ -4,7 +4,7 @@
 //! what Redis answered; the randomized simulation (`crate::fleet::simulation`) drives this same
 //! type against a real Redis, on a fake clock.
 //!
-//! How the fleet stays under b whatever Redis does (README, "A fleet that scales"):
+//! How the fleet stays under b whatever Redis does (docs/fleet.md):
 //! - a fleet's whole state is one Redis key, so eviction or `DEL` loses all of it or none;
 //! - leases expire on the *fleet clock*, which only advances by what the nodes' monotonic clocks
 //!   measured (never Redis's `TIME`): a step of the server's clock cannot free a lease early;
