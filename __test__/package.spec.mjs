@@ -60,10 +60,11 @@ test('the published file list carries the JavaScript glue, its typings and the C
   const expected = ['index.js', 'index.d.ts', 'js/express.js', 'js/fastify.js', 'js/cli.js', 'js/common.d.ts', 'js/express.d.ts', 'js/fastify.d.ts'];
   for (const f of expected) assert.ok(files.includes(f), `${f} is packed`);
   assert.deepEqual(
-    files.filter((f) => /^(__test__|src|examples|bench|target)\//.test(f)),
+    files.filter((f) => /^(__test__|examples|bench|target|scripts|docs)\//.test(f) || (f.startsWith('src/') && !/\.(rs|lua)$/.test(f))),
     [],
-    'no tests, sources, examples or build output in the tarball',
+    'no tests, examples, scripts or build output in the tarball; of src/ only the Rust sources (for build-from-source)',
   );
+  for (const f of ['Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) assert.ok(files.includes(f), `${f} is packed (build-from-source compiles it)`);
 });
 
 test('the linux-x64-gnu package is the one the loader falls back to', () => {
@@ -93,7 +94,7 @@ test('the load-failure message names the platform found, the supported one, the 
   const cause = new Error('Cannot find native binding.');
   const hosts = [
     [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.36' }, 'linux-x64 (glibc 2.36)', /is not installed: run `npm install spend-sentinel-linux-x64-gnu@0\.1\.0`/],
-    [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.31' }, 'linux-x64 (glibc 2.31)', /glibc 2\.31 is older than 2\.34/],
+    [{ platform: 'linux', arch: 'x64', libc: 'glibc', glibc: '2.12' }, 'linux-x64 (glibc 2.12)', /glibc 2\.12 is older than 2\.17/],
     [{ platform: 'linux', arch: 'x64', libc: 'musl', glibc: null }, 'linux-x64 (musl)', /no prebuilt binary for this platform/],
     [{ platform: 'darwin', arch: 'arm64', libc: null, glibc: null }, 'darwin-arm64.', /no prebuilt binary for this platform/],
   ];
@@ -102,9 +103,9 @@ test('the load-failure message names the platform found, the supported one, the 
     assert.equal(error.code, 'ERR_SPEND_SENTINEL_NATIVE');
     assert.equal(error.cause, cause);
     assert.ok(error.message.includes(`could not be loaded on ${found}`), error.message);
-    assert.ok(error.message.includes('linux-x64-gnu (Linux x64, glibc ≥ 2.34), in the package spend-sentinel-linux-x64-gnu@0.1.0'), error.message);
+    assert.ok(error.message.includes(`linux-x64-gnu (Linux x64, glibc ≥ ${MIN_GLIBC}), in the package spend-sentinel-linux-x64-gnu@0.1.0`), error.message);
     assert.match(error.message, advice);
-    assert.ok(error.message.includes(`Rust ≥ ${rust}`) && error.message.includes('`npm ci && npm run build`'), error.message);
+    assert.ok(error.message.includes(`Rust ≥ ${rust}`) && error.message.includes('`npx spend-sentinel build-from-source`'), error.message);
   }
 });
 

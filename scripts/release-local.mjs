@@ -6,7 +6,7 @@
 //   2. copies spend-sentinel.linux-x64-gnu.node into npm/linux-x64-gnu and packs that package;
 //   3. packs the main package with its optionalDependencies naming the platform package at the
 //      main package's version, and without `"private": true` (which keeps the checkout itself from
-//      being published: see README "Publishing");
+//      being published: see docs/publishing.md);
 //   4. reads package.json back out of the main tarball and fails unless it names the platform
 //      package at the same version; fails unless the platform tarball holds the binary.
 // Publishing is then `npm publish <platform tarball>` and `npm publish <main tarball>`, in that
