@@ -113,9 +113,12 @@ after(() => rmSync(outDir, { recursive: true, force: true }));
 
 const failure = () => `exit ${run.code} signal ${run.signal} timedOut ${run.timedOut}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
 
-test('`npm run demo` is the build, then node examples/demo.mjs (so `npm run demo -- --fast` plays the story below)', () => {
+test('`npm run demo` checks its tools, builds, then runs node examples/demo.mjs with its arguments (so `npm run demo -- --fast` plays the story below)', () => {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  assert.equal(scripts.demo, 'npm run build && node examples/demo.mjs');
+  assert.equal(scripts.demo, 'node scripts/demo.mjs');
+  const steps = readFileSync(join(root, 'scripts', 'demo.mjs'), 'utf8');
+  const order = ['preflight(', "['scripts/build.mjs']", "['examples/demo.mjs', ...args]"].map((step) => steps.indexOf(step));
+  assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1])), `scripts/demo.mjs: preflight, build, then the demo with its arguments (${order})`);
 });
 
 test('node examples/demo.mjs --fast plays the whole story and exits 0 on its own', () => {
