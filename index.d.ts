@@ -112,8 +112,10 @@ export declare class Sentinel {
   /**
    * Stops refreshing (no authority call starts afterwards); readiness is `shutting_down` and
    * `admit` returns `false`. Idempotent.
-   * With `budget.fleet` the promise resolves once the unused grant has been returned to
-   * Redis, or once that call timed out (1 s; 1.2 s at the very most); without it, at once.
+   * With `budget.fleet` the promise resolves once the call that returns the unused grant to
+   * Redis has answered, failed or timed out (1 s; 1.2 s at the very most); without a fleet, or
+   * before this node's first renewal was sent (nothing to return), at once. A renewal still in
+   * flight is abandoned: the release carries a later sequence number, so it cannot be undone.
    */
   close(): Promise<void>
   /**
@@ -121,6 +123,24 @@ export declare class Sentinel {
    * A listener that throws is ignored. Returns a function that removes the listener.
    */
   onTransition(listener: (event: TransitionEvent) => void): () => void
+}
+
+/** Internal: the encoding of js/breaker.js's calls into `BreakerCore`. */
+export declare function breakerProtocol(): BreakerProtocol
+
+/** The token and outcome encoding, as js/breaker.js needs it (read once, at load). */
+export interface BreakerProtocol {
+  /** A token is `generation × tokenScale + flags`. */
+  tokenScale: number
+  /** `flags & stateMask` is the state code: an index into `states`. */
+  stateMask: number
+  /** Set in `flags` when transitions wait in `takeTransitions()`. */
+  flagTransitions: number
+  states: Array<string>
+  /** `settle`'s argument is `token × outcomeScale + outcome`. */
+  outcomeScale: number
+  /** Outcome codes: an outcome's index here. */
+  outcomes: Array<string>
 }
 
 export interface BudgetAnswer {

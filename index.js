@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.BreakerCore = nativeBinding.BreakerCore
 module.exports.Sentinel = nativeBinding.Sentinel
+module.exports.breakerProtocol = nativeBinding.breakerProtocol
 module.exports.computeBudget = nativeBinding.computeBudget
 module.exports.FleetMode = nativeBinding.FleetMode
 module.exports.FleetRedisError = nativeBinding.FleetRedisError

@@ -5,14 +5,20 @@
 // listeners. The plain call (no timeout, bulkhead, fallback or caller signal) keeps its own short
 // path in fire(): one field test away from what it was.
 
-const { BreakerCore } = require('./native');
+const { BreakerCore, breakerProtocol } = require('./native');
 
-const STATES = ['closed', 'open', 'half_open'];
-const FLAG_TRANSITIONS = 4;
-const SUCCESS = 0;
-const FAILURE = 1;
-const TIMEOUT = 2;
-const IGNORED = 3;
+// How acquire()/settle() encode tokens and outcomes: defined once, in bindings/breaker.rs.
+const PROTOCOL = breakerProtocol();
+const STATES = PROTOCOL.states;
+const TOKEN_SCALE = PROTOCOL.tokenScale;
+const STATE_MASK = PROTOCOL.stateMask;
+const FLAG_TRANSITIONS = PROTOCOL.flagTransitions;
+const OUTCOME_SCALE = PROTOCOL.outcomeScale;
+const [SUCCESS, FAILURE, TIMEOUT, IGNORED] = ['success', 'failure', 'timeout', 'ignored'].map((name) => {
+  const code = PROTOCOL.outcomes.indexOf(name);
+  if (code < 0) throw new Error(`spend-sentinel: the native breaker has no outcome ${name}`);
+  return code;
+});
 
 /** The last argument of calls without `timeoutMs`: nothing aborts them, so one shared, frozen one. */
 const UNBOUNDED_CALL = Object.freeze({ signal: new AbortController().signal });
@@ -134,7 +140,7 @@ class CircuitBreaker {
 
   /** `'closed' | 'open' | 'half_open'`, computed now. */
   get state() {
-    return STATES[this.#note(this.#core.token()) & 3];
+    return STATES[this.#note(this.#core.token()) & STATE_MASK];
   }
 
   /**
@@ -258,7 +264,7 @@ class CircuitBreaker {
   }
 
   #settle(token, outcome) {
-    this.#note(this.#settleNative(token * 4 + outcome));
+    this.#note(this.#settleNative(token * OUTCOME_SCALE + outcome));
   }
 
   /** Registers `listener({ name, from, to })`, called after each committed change. Returns a remover. */
@@ -299,9 +305,9 @@ class CircuitBreaker {
 
   #refusal(token) {
     const code = -token - 1;
-    const flags = code % 8;
+    const flags = code % TOKEN_SCALE;
     this.#note(flags);
-    return refusalError(this.#name, (code - flags) / 8);
+    return refusalError(this.#name, (code - flags) / TOKEN_SCALE);
   }
 
   /**
@@ -371,8 +377,8 @@ class CircuitBreaker {
    * reports the transitions it announces. Returns the flags.
    */
   #note(token) {
-    const flags = token % 8;
-    if ((flags & 3) === 0) {
+    const flags = token % TOKEN_SCALE;
+    if ((flags & STATE_MASK) === 0) {
       if (token - flags !== this.#closedToken) {
         this.#closedToken = token - flags;
         this.#closedSettlers = this.#settlersFor(this.#closedToken);

@@ -26,24 +26,64 @@ use crate::config::parse_circuit_breaker;
 use crate::numbers::{saturating_u32, saturating_u64, u64_as_f64};
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
 
-const FLAG_TRANSITIONS: u64 = 4;
+/// The numbers `acquire`/`settle` speak. Defined here only: js/breaker.js reads them once at load
+/// through `breakerProtocol()`, so the two halves cannot drift apart.
+const FLAG_TRANSITIONS: u32 = 4;
+/// `flags & STATE_MASK` is the state code, an index into `STATES`.
+const STATE_MASK: u32 = 3;
 const TOKEN_SCALE: f64 = 8.0;
 /// `settle`'s argument is `token × OUTCOME_SCALE + outcome`.
 const OUTCOME_SCALE: f64 = 4.0;
 
-/// Outcome codes `settle` accepts (js/breaker.js uses the same numbers).
-const OUTCOMES: [CallOutcome; 4] = [
-    CallOutcome::Success,
-    CallOutcome::Failure,
-    CallOutcome::Timeout,
-    CallOutcome::Ignored,
+/// State codes: a state's index here.
+const STATES: [BreakerState; 3] = [
+    BreakerState::Closed,
+    BreakerState::Open,
+    BreakerState::HalfOpen,
+];
+
+/// Outcome codes `settle` accepts: an outcome's index here.
+const OUTCOMES: [(CallOutcome, &str); 4] = [
+    (CallOutcome::Success, "success"),
+    (CallOutcome::Failure, "failure"),
+    (CallOutcome::Timeout, "timeout"),
+    (CallOutcome::Ignored, "ignored"),
 ];
 
 fn state_code(state: BreakerState) -> u32 {
-    match state {
-        BreakerState::Closed => 0,
-        BreakerState::Open => 1,
-        BreakerState::HalfOpen => 2,
+    let index = STATES.iter().position(|s| *s == state).unwrap_or(0);
+    u32::try_from(index).unwrap_or(0)
+}
+
+/// The token and outcome encoding, as js/breaker.js needs it (read once, at load).
+#[napi(object)]
+pub struct BreakerProtocol {
+    /// A token is `generation × tokenScale + flags`.
+    pub token_scale: f64,
+    /// `flags & stateMask` is the state code: an index into `states`.
+    pub state_mask: u32,
+    /// Set in `flags` when transitions wait in `takeTransitions()`.
+    pub flag_transitions: u32,
+    pub states: Vec<String>,
+    /// `settle`'s argument is `token × outcomeScale + outcome`.
+    pub outcome_scale: f64,
+    /// Outcome codes: an outcome's index here.
+    pub outcomes: Vec<String>,
+}
+
+/// Internal: the encoding of js/breaker.js's calls into `BreakerCore`.
+#[napi]
+pub fn breaker_protocol() -> BreakerProtocol {
+    BreakerProtocol {
+        token_scale: TOKEN_SCALE,
+        state_mask: STATE_MASK,
+        flag_transitions: FLAG_TRANSITIONS,
+        states: STATES.iter().map(|s| s.as_str().to_owned()).collect(),
+        outcome_scale: OUTCOME_SCALE,
+        outcomes: OUTCOMES
+            .iter()
+            .map(|(_, name)| (*name).to_owned())
+            .collect(),
     }
 }
 
@@ -57,7 +97,7 @@ struct Token {
 impl From<After> for Token {
     fn from(after: After) -> Self {
         let pending = if after.transitions_pending {
-            FLAG_TRANSITIONS
+            u64::from(FLAG_TRANSITIONS)
         } else {
             0
         };
@@ -280,7 +320,7 @@ impl Method for Settle {
             );
             return ptr::null_mut();
         }
-        let outcome = OUTCOMES[saturating_u32(argument % OUTCOME_SCALE) as usize];
+        let (outcome, _) = OUTCOMES[saturating_u32(argument % OUTCOME_SCALE) as usize];
         let permit = Permit {
             generation: saturating_u64(argument / (OUTCOME_SCALE * TOKEN_SCALE)),
         };

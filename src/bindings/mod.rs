@@ -12,7 +12,7 @@ mod sentinel;
 mod teardown;
 mod types;
 
-pub use breaker::BreakerCore;
+pub use breaker::{breaker_protocol, BreakerCore, BreakerProtocol};
 pub use compute_budget::{compute_budget, BudgetAnswer};
 pub use sentinel::Sentinel;
 
