@@ -18,40 +18,22 @@ const DURATION_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-const REASONS: [Reason; 10] = [
-    Reason::ShuttingDown,
-    Reason::InvalidCredential,
-    Reason::CapabilityMissing,
-    Reason::NoEvidence,
-    Reason::EvidenceTooOld,
-    Reason::BudgetExhausted,
-    Reason::RefreshIndeterminate,
-    Reason::Verified,
-    Reason::NoFleetLease,
-    Reason::InternalError,
-];
-
-/// The reasons admission can refuse with: those of `not_ready` (readiness never refuses with
-/// `verified` or `refresh_indeterminate`; `budget_exhausted` also when the units do not fit).
-const REFUSAL_REASONS: [Reason; 8] = [
-    Reason::ShuttingDown,
-    Reason::InvalidCredential,
-    Reason::CapabilityMissing,
-    Reason::NoEvidence,
-    Reason::EvidenceTooOld,
-    Reason::BudgetExhausted,
-    Reason::NoFleetLease,
-    Reason::InternalError,
-];
-
-/// The reasons a status can be entered with: `ready` is always `verified`, `degraded` always
-/// `refresh_indeterminate`, `not_ready` any refusal reason.
-fn reasons_for(to: Status) -> &'static [Reason] {
+/// Whether a status can be entered with a reason: `ready` always with `verified`, `degraded`
+/// always with `refresh_indeterminate`, `not_ready` with any refusal reason.
+fn can_enter(to: Status, reason: Reason) -> bool {
     match to {
-        Status::Ready => &[Reason::Verified],
-        Status::Degraded => &[Reason::RefreshIndeterminate],
-        Status::NotReady => &REFUSAL_REASONS,
+        Status::Ready => reason == Reason::Verified,
+        Status::Degraded => reason == Reason::RefreshIndeterminate,
+        Status::NotReady => reason.is_refusal(),
     }
+}
+
+/// The label values of the refusal counters: the refusal reasons, in `Reason::ALL`'s order.
+fn refusal_reasons() -> impl Iterator<Item = (usize, Reason)> {
+    Reason::ALL
+        .into_iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_refusal())
 }
 
 fn status_index(status: Status) -> usize {
@@ -59,16 +41,17 @@ fn status_index(status: Status) -> usize {
 }
 
 fn reason_index(reason: Reason) -> usize {
-    REASONS.iter().position(|r| *r == reason).unwrap_or(0)
+    Reason::ALL.iter().position(|r| *r == reason).unwrap_or(0)
 }
 
 /// A refusal's counter; a reason admission cannot refuse with (a defect) counts as internal_error.
 fn refusal_index(reason: Reason) -> usize {
-    debug_assert!(REFUSAL_REASONS.contains(&reason), "refused with {reason:?}");
-    REFUSAL_REASONS
-        .iter()
-        .position(|r| *r == reason)
-        .unwrap_or(REFUSAL_REASONS.len() - 1)
+    debug_assert!(reason.is_refusal(), "refused with {reason:?}");
+    reason_index(if reason.is_refusal() {
+        reason
+    } else {
+        Reason::InternalError
+    })
 }
 
 fn outcome_index(outcome: Outcome) -> usize {
@@ -106,11 +89,12 @@ pub struct Metrics {
     duration_count: AtomicU64,
     duration_sum: AtomicF64,
     /// [from][to][reason]
-    transitions: [[[AtomicU64; REASONS.len()]; 3]; 3],
+    transitions: [[[AtomicU64; Reason::ALL.len()]; 3]; 3],
     /// Units admitted on `ready` [0] and `degraded` [1].
     admitted_units: [AtomicF64; 2],
-    refused: [AtomicU64; REFUSAL_REASONS.len()],
-    refused_units: [AtomicF64; REFUSAL_REASONS.len()],
+    /// Indexed like `Reason::ALL`; only the refusal reasons' entries ever move or are shown.
+    refused: [AtomicU64; Reason::ALL.len()],
+    refused_units: [AtomicF64; Reason::ALL.len()],
 }
 
 /// What the gauges show, read from the sentinel state at scrape time.
@@ -204,7 +188,7 @@ impl Metrics {
     }
 
     pub fn transitioned(&self, from: Status, now: &Readiness) {
-        debug_assert!(from != now.status && reasons_for(now.status).contains(&now.reason));
+        debug_assert!(from != now.status && can_enter(now.status, now.reason));
         self.transitions[status_index(from)][status_index(now.status)][reason_index(now.reason)]
             .fetch_add(1, Relaxed);
     }
@@ -299,20 +283,14 @@ impl Metrics {
             "Admissions refused, by reason.",
             "counter",
             "reason",
-            REFUSAL_REASONS
-                .iter()
-                .zip(&self.refused)
-                .map(|(r, count)| (r.as_str(), u64_as_f64(count.load(Relaxed)))),
+            refusal_reasons().map(|(i, r)| (r.as_str(), u64_as_f64(self.refused[i].load(Relaxed)))),
         ));
         families.push(by_label(
             "spend_sentinel_refused_units_total",
             "Units of the refused admissions, by reason.",
             "counter",
             "reason",
-            REFUSAL_REASONS
-                .iter()
-                .zip(&self.refused_units)
-                .map(|(r, units)| (r.as_str(), units.get())),
+            refusal_reasons().map(|(i, r)| (r.as_str(), self.refused_units[i].get())),
         ));
         families.push(Family {
             name: "spend_sentinel_build_info",
@@ -368,8 +346,8 @@ impl Metrics {
                 if f == t {
                     continue;
                 }
-                for reason in reasons_for(*to) {
-                    let count = self.transitions[f][t][reason_index(*reason)].load(Relaxed);
+                for reason in Reason::ALL.into_iter().filter(|r| can_enter(*to, *r)) {
+                    let count = self.transitions[f][t][reason_index(reason)].load(Relaxed);
                     let labels = vec![
                         ("from", from.as_str().into()),
                         ("to", to.as_str().into()),

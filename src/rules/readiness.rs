@@ -56,6 +56,27 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, once. The metrics' label values come from here, and a test holds the
+    /// typings' `ReadinessReason` (generated from bindings/types.rs) to the same list.
+    pub const ALL: [Reason; 10] = [
+        Reason::ShuttingDown,
+        Reason::InvalidCredential,
+        Reason::CapabilityMissing,
+        Reason::NoEvidence,
+        Reason::EvidenceTooOld,
+        Reason::BudgetExhausted,
+        Reason::RefreshIndeterminate,
+        Reason::Verified,
+        Reason::NoFleetLease,
+        Reason::InternalError,
+    ];
+
+    /// The reasons `not_ready` (and so a refused admission) can carry: all but the two that go
+    /// with `ready` and `degraded`.
+    pub fn is_refusal(self) -> bool {
+        !matches!(self, Reason::Verified | Reason::RefreshIndeterminate)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::ShuttingDown => "shutting_down",
@@ -139,6 +160,21 @@ mod tests {
     use crate::rules::evidence::Outcome;
 
     const W: Duration = Duration::from_secs(5);
+
+    /// The typings' `ReadinessReason` is generated from bindings/types.rs, whose `From<Reason>`
+    /// the compiler holds to every variant; this holds its strings and order to `Reason::ALL`.
+    #[test]
+    fn the_typings_name_every_reason_in_order() {
+        let typings = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/index.d.ts"))
+            .expect("index.d.ts is readable");
+        let union = typings
+            .lines()
+            .find_map(|l| l.strip_prefix("export type ReadinessReason = "))
+            .expect("index.d.ts declares ReadinessReason");
+        let named: Vec<&str> = union.split(" | ").map(|s| s.trim_matches('\'')).collect();
+        let ours: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(named, ours);
+    }
 
     fn at(seconds: f64) -> Duration {
         Duration::from_secs_f64(seconds)
