@@ -235,8 +235,10 @@ impl Sentinel {
 
     /// Stops refreshing (no authority call starts afterwards); readiness is `shutting_down` and
     /// `admit` returns `false`. Idempotent.
-    /// With `budget.fleet` the promise resolves once the unused grant has been returned to
-    /// Redis, or once that call timed out (1 s; 1.2 s at the very most); without it, at once.
+    /// With `budget.fleet` the promise resolves once the call that returns the unused grant to
+    /// Redis has answered, failed or timed out (1 s; 1.2 s at the very most); without a fleet, or
+    /// before this node's first renewal was sent (nothing to return), at once. A renewal still in
+    /// flight is abandoned: the release carries a later sequence number, so it cannot be undone.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         self.shared.close();

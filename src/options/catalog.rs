@@ -69,6 +69,11 @@ pub static DOC_TABLES: &[DocTable] = &[
         ],
     },
     DocTable {
+        name: "methods",
+        page: "docs/api.md",
+        groups: &[&WHEN_READY, &METRICS],
+    },
+    DocTable {
         name: "fleet",
         page: "docs/fleet.md",
         groups: &[&FLEET, &FLEET_TLS],
