@@ -126,7 +126,7 @@ export declare class Sentinel {
 export interface BudgetAnswer {
   /** b × share. */
   nodeBudgetUnits: number
-  /** w = node budget / r, or `maxStaleSeconds` when given. */
+  /** w = min(node budget / r, `maxStaleSeconds`). */
   staleWindowSeconds: number
   /** node budget / r: the longest window the ceiling allows. */
   ceilingSeconds: number

@@ -10,7 +10,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::clock;
 use crate::metrics::{Gauges, Metrics};
-use crate::rules::lease::Lease;
+use crate::rules::budget::lease::Lease;
 use crate::rules::{Cadence, CadencePlan, Readiness, Reason, SentinelState, Status};
 
 pub struct SharedSentinel {

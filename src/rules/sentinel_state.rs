@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
+use super::budget::lease::Lease;
 use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
 use super::fleet::Local;
-use super::lease::Lease;
 use super::ledger::Ledger;
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
 
@@ -244,7 +244,6 @@ impl SentinelState {
 mod tests {
     use super::*;
     use crate::rules::readiness::{Reason, Status};
-    use crate::rules::stale_window::seed_budget;
     use proptest::prelude::*;
 
     fn seed_state() -> SentinelState {
@@ -260,6 +259,7 @@ mod tests {
         state.refresh_answered(ticket, Outcome::Valid);
     }
 
+    use crate::rules::budget::fixed::seed_budget;
     #[test]
     fn nothing_is_admitted_before_the_first_valid() {
         let mut state = seed_state();
@@ -420,7 +420,7 @@ mod tests {
     }
 
     fn fleet_state(reserve: f64) -> SentinelState {
-        use crate::rules::lease::{example_shape, FleetBudget, FleetShape};
+        use crate::rules::budget::lease::{example_shape, FleetBudget, FleetShape};
         SentinelState::new(BudgetSource::Fleet(FleetBudget::new(FleetShape {
             reserve,
             ..example_shape()
