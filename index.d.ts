@@ -90,8 +90,11 @@ export declare class Sentinel {
   metricFamilies(): MetricFamily[]
   /** `null` without `budget.fleet`; else the fleet budget as this node sees it now. */
   fleet(): FleetReadout | null
-  /** Units admitted after the current evidence time (the unverified exposure). */
-  get unverifiedUnits(): number
+  /**
+   * This node's exposure: the units it admitted after the current evidence time (its ledger).
+   * Not b, the fleet-wide ceiling that the `budget.unverifiedUnits` option sets.
+   */
+  get exposureUnits(): number
   /** b × share: the most this node admits on unverified evidence. */
   get nodeBudgetUnits(): number
   /** w: how long evidence stays usable, seconds. */

@@ -236,7 +236,7 @@ describe('budget read-outs', () => {
       const s = pool.make({ budget, authority: { inspect: never } });
       assert.equal(s.nodeBudgetUnits, nodeBudgetUnits);
       assert.equal(s.staleWindowSeconds, staleWindowSeconds);
-      assert.equal(s.unverifiedUnits, 0);
+      assert.equal(s.exposureUnits, 0);
     });
   }
 });

@@ -267,8 +267,8 @@ impl Metrics {
                 gauges.node_budget_units,
             ),
             single(
-                "spend_sentinel_unverified_units",
-                "Units admitted after the current evidence time (the ledger).",
+                "spend_sentinel_exposure_units",
+                "This node's exposure: units admitted after the current evidence time (its ledger).",
                 gauges.exposure_units,
             ),
             by_label(
@@ -582,7 +582,7 @@ mod tests {
             "spend_sentinel_status{status=\"degraded\"} 1",
             "spend_sentinel_status{status=\"ready\"} 0",
             "spend_sentinel_evidence_age_seconds 1.5",
-            "spend_sentinel_unverified_units 12.5",
+            "spend_sentinel_exposure_units 12.5",
             "spend_sentinel_refresh_total{outcome=\"valid\"} 1",
             "spend_sentinel_refresh_total{outcome=\"indeterminate\"} 1",
             "spend_sentinel_refresh_duration_seconds_bucket{le=\"0.025\"} 0",
