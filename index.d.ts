@@ -126,6 +126,19 @@ export declare class Sentinel {
   onTransition(listener: (event: TransitionEvent) => void): () => void
 }
 
+/**
+ * `(units?: number) => number`: the admission guard's call for `sentinel`, answering 0 when
+ * admitted, else a refusal's code (`admission_code` in src/bindings/hot_path.rs). Made once per
+ * guard (its class check is paid here, not per request). Internal to js/admission.js.
+ */
+export declare function admissionCodeFunction(sentinel: Sentinel): (units?: number) => number
+
+/**
+ * The reasons of the admission codes, in code order (code 1 + i is `reasons[i]`): read once by
+ * js/admission.js. Internal, as `admissionCodeFunction`.
+ */
+export declare function admissionRefusalReasons(): Array<ReadinessReason>
+
 export interface BudgetAnswer {
   /** b × share. */
   nodeBudgetUnits: number

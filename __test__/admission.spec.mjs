@@ -182,6 +182,23 @@ for (const fw of FRAMEWORKS) {
       assert.equal(sentinel.exposureUnits, 61);
     });
 
+    test('one native call per request: a refusal reads no other sentinel member (reason and window come with the decision)', async () => {
+      const { sentinel } = await readyHeld();
+      const app = await startApp(fw, sentinel);
+      const reads = [];
+      // Shadow every member the guard used to read after a refusal (admit, status and isServing
+      // are own, read-only properties; the guard calls its own admission function instead).
+      for (const name of ['refusalReason', 'readiness']) {
+        Object.defineProperty(sentinel, name, { value: () => reads.push(name) });
+      }
+      for (const name of ['staleWindowSeconds', 'nodeBudgetUnits']) {
+        Object.defineProperty(sentinel, name, { get: () => reads.push(name) });
+      }
+      assertAdmitted(await postUsage(app, 60), 60);
+      assertRefused(await postUsage(app, 50), 'budget_exhausted', '5');
+      assert.deepEqual(reads, []);
+    });
+
     test('Retry-After default: max(1, ceil(w / 2)) — "1" for a 1 s window, "3" for the seed 5 s window', async () => {
       const fast = await neverValid({});
       assert.equal(fast.sentinel.staleWindowSeconds, 1);
@@ -306,7 +323,10 @@ for (const fw of FRAMEWORKS) {
     });
 
     test('admission() without a sentinel throws ERR_SPEND_SENTINEL_CONFIG naming "sentinel"', () => {
-      for (const notSentinel of [undefined, null, {}, { admit: () => true }]) {
+      const lookalike = Object.fromEntries(
+        ['readiness', 'admit', 'refusalReason', 'isServing', 'onTransition', 'drain', 'close', 'metricFamilies'].map((m) => [m, () => null]),
+      );
+      for (const notSentinel of [undefined, null, {}, { admit: () => true }, lookalike]) {
         const err = catchError(() => admissionOf(notSentinel, { units: 1 }));
         assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG');
         assert.match(err.message, /\bsentinel\b/, err.message);

@@ -28,4 +28,7 @@ pub mod shared_sentinel;
 
 // Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
 // napi-rs registers nothing).
-pub use bindings::{compute_budget, native_noop, BreakerCore, BudgetAnswer, Sentinel};
+pub use bindings::{
+    admission_code_function, admission_refusal_reasons, compute_budget, native_noop, BreakerCore,
+    BudgetAnswer, Sentinel,
+};

@@ -18,31 +18,25 @@ const DURATION_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-const REASONS: [Reason; 10] = [
-    Reason::ShuttingDown,
-    Reason::InvalidCredential,
-    Reason::CapabilityMissing,
-    Reason::NoEvidence,
-    Reason::EvidenceTooOld,
-    Reason::BudgetExhausted,
-    Reason::RefreshIndeterminate,
-    Reason::Verified,
-    Reason::NoFleetLease,
-    Reason::InternalError,
-];
+const REASONS: [Reason; 10] = Reason::ALL;
 
 /// The reasons admission can refuse with: those of `not_ready` (readiness never refuses with
 /// `verified` or `refresh_indeterminate`; `budget_exhausted` also when the units do not fit).
-const REFUSAL_REASONS: [Reason; 8] = [
-    Reason::ShuttingDown,
-    Reason::InvalidCredential,
-    Reason::CapabilityMissing,
-    Reason::NoEvidence,
-    Reason::EvidenceTooOld,
-    Reason::BudgetExhausted,
-    Reason::NoFleetLease,
-    Reason::InternalError,
-];
+/// Derived from [`Reason::ALL`], in its order.
+const REFUSAL_REASONS: [Reason; 8] = {
+    let mut refusals = [Reason::ShuttingDown; 8];
+    let (mut from, mut to) = (0, 0);
+    while from < Reason::ALL.len() {
+        let reason = Reason::ALL[from];
+        if !matches!(reason, Reason::Verified | Reason::RefreshIndeterminate) {
+            refusals[to] = reason;
+            to += 1;
+        }
+        from += 1;
+    }
+    assert!(to == refusals.len(), "every refusal reason, once");
+    refusals
+};
 
 /// The reasons a status can be entered with: `ready` is always `verified`, `degraded` always
 /// `refresh_indeterminate`, `not_ready` any refusal reason.

@@ -298,6 +298,11 @@ fn done() -> Done {
 }
 
 impl Sentinel {
+    /// The shared state, for the functions that carry it (see `hot_path`).
+    pub(super) fn shared(&self) -> &Arc<SharedSentinel> {
+        &self.shared
+    }
+
     fn families(&self) -> Vec<crate::metrics::Family> {
         let mut families = self.shared.metrics.families(&self.shared.gauges());
         if let Some(fleet) = &self.fleet {

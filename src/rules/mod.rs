@@ -19,7 +19,7 @@ pub use budget::BudgetSource;
 pub use cadence::{Cadence, CadenceError, CadenceInput, CadencePlan};
 pub use evidence::{Denial, Evidence, Outcome};
 pub use readiness::{Readiness, Reason, Status};
-pub use sentinel_state::{RefreshTicket, SentinelState};
+pub use sentinel_state::{RefreshTicket, Refusal, SentinelState};
 
 /// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
 pub struct JsNumber(pub f64);

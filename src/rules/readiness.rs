@@ -56,6 +56,26 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, in declaration order: the one list that numbers them (metrics labels, the
+    /// codes of the admission guard's native call).
+    pub const ALL: [Reason; 10] = [
+        Reason::ShuttingDown,
+        Reason::InvalidCredential,
+        Reason::CapabilityMissing,
+        Reason::NoEvidence,
+        Reason::EvidenceTooOld,
+        Reason::BudgetExhausted,
+        Reason::RefreshIndeterminate,
+        Reason::Verified,
+        Reason::NoFleetLease,
+        Reason::InternalError,
+    ];
+
+    /// This reason's position in [`Reason::ALL`].
+    pub fn index(self) -> usize {
+        Reason::ALL.iter().position(|r| *r == self).unwrap_or(0)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::ShuttingDown => "shutting_down",
@@ -281,6 +301,19 @@ mod tests {
         // A restarted process starts from `Evidence::default()`: nothing survives it.
         let restarted = Evidence::default();
         assert_eq!(read(&restarted, at(0.0)).reason, Reason::NoEvidence);
+    }
+
+    #[test]
+    fn every_reason_is_listed_once_and_indexed_by_its_place() {
+        for (i, reason) in Reason::ALL.iter().enumerate() {
+            assert_eq!(reason.index(), i, "{reason:?}");
+            assert_eq!(
+                *reason as usize, i,
+                "{reason:?}: ALL is in declaration order"
+            );
+        }
+        let names: std::collections::HashSet<_> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names.len(), Reason::ALL.len());
     }
 
     #[test]
