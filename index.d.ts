@@ -134,8 +134,8 @@ export declare class Sentinel {
 export declare function admissionCodeFunction(sentinel: Sentinel): (units?: number) => number
 
 /**
- * The reasons of the admission codes, in code order (code 1 + i is `reasons[i]`): read once by
- * js/admission.js. Internal, as `admissionCodeFunction`.
+ * The reasons of the admission codes: a refusal's code modulo `reasons.length + 1` is
+ * `1 + i` for `reasons[i]`. Read once by js/admission.js; internal, as `admissionCodeFunction`.
  */
 export declare function admissionRefusalReasons(): Array<ReadinessReason>
 

@@ -128,8 +128,8 @@ fn admission_code(admission: std::result::Result<(), Refusal>) -> u32 {
     }
 }
 
-/// The reasons of the admission codes, in code order (code 1 + i is `reasons[i]`): read once by
-/// js/admission.js. Internal, as `admissionCodeFunction`.
+/// The reasons of the admission codes: a refusal's code modulo `reasons.length + 1` is
+/// `1 + i` for `reasons[i]`. Read once by js/admission.js; internal, as `admissionCodeFunction`.
 #[napi]
 pub fn admission_refusal_reasons() -> Vec<ReadinessReason> {
     Reason::ALL
