@@ -90,8 +90,11 @@ export declare class Sentinel {
   metricFamilies(): MetricFamily[]
   /** `null` without `budget.fleet`; else the fleet budget as this node sees it now. */
   fleet(): FleetReadout | null
-  /** Units admitted after the current evidence time (the unverified exposure). */
-  get unverifiedUnits(): number
+  /**
+   * This node's exposure: the units it admitted after the current evidence time (its ledger).
+   * Not b, the fleet-wide ceiling that the `budget.unverifiedUnits` option sets.
+   */
+  get exposureUnits(): number
   /** b × share: the most this node admits on unverified evidence. */
   get nodeBudgetUnits(): number
   /** w: how long evidence stays usable, seconds. */
@@ -125,6 +128,19 @@ export declare class Sentinel {
   onTransition(listener: (event: TransitionEvent) => void): () => void
 }
 
+/**
+ * `(units?: number) => number`: the admission guard's call for `sentinel`, answering 0 when
+ * admitted, else a refusal's code (`admission_code` in src/bindings/hot_path.rs). Made once per
+ * guard (its class check is paid here, not per request). Internal to js/admission.js.
+ */
+export declare function admissionCodeFunction(sentinel: Sentinel): (units?: number) => number
+
+/**
+ * The reasons of the admission codes: a refusal's code modulo `reasons.length + 1` is
+ * `1 + i` for `reasons[i]`. Read once by js/admission.js; internal, as `admissionCodeFunction`.
+ */
+export declare function admissionRefusalReasons(): Array<ReadinessReason>
+
 /** Internal: the encoding of js/breaker.js's calls into `BreakerCore`. */
 export declare function breakerProtocol(): BreakerProtocol
 
@@ -146,7 +162,7 @@ export interface BreakerProtocol {
 export interface BudgetAnswer {
   /** b × share. */
   nodeBudgetUnits: number
-  /** w = node budget / r, or `maxStaleSeconds` when given. */
+  /** w = min(node budget / r, `maxStaleSeconds`). */
   staleWindowSeconds: number
   /** node budget / r: the longest window the ceiling allows. */
   ceilingSeconds: number

@@ -110,14 +110,14 @@ async function runLimited(total, concurrency, fn) {
 
 for (const fw of FRAMEWORKS) {
   describe(`${fw.name}: admission`, () => {
-    test('admitted: the route runs and unverifiedUnits grows by the units', async () => {
+    test('admitted: the route runs and exposureUnits grows by the units', async () => {
       const { sentinel } = await readyHeld();
       const app = await startApp(fw, sentinel);
-      assert.equal(sentinel.unverifiedUnits, 0);
+      assert.equal(sentinel.exposureUnits, 0);
       assertAdmitted(await postUsage(app, 7), 7);
-      assert.equal(sentinel.unverifiedUnits, 7);
+      assert.equal(sentinel.exposureUnits, 7);
       assertAdmitted(await postUsage(app, 2.5), 2.5);
-      assert.equal(sentinel.unverifiedUnits, 9.5);
+      assert.equal(sentinel.exposureUnits, 9.5);
       assertReadyBody(await getReady(app), 200, 'ready', 'verified');
     });
 
@@ -126,7 +126,7 @@ for (const fw of FRAMEWORKS) {
       const app = await startApp(fw, sentinel);
       assertRefused(await postUsage(app, 1), 'no_evidence', defaultRetryAfter(sentinel));
       assertRefused(await postUsage(app, 0), 'no_evidence', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, 0);
+      assert.equal(sentinel.exposureUnits, 0);
       assert.equal(defaultRetryAfter(sentinel), '5', 'test design: HELD has a 10 s window');
     });
 
@@ -137,14 +137,14 @@ for (const fw of FRAMEWORKS) {
       assertAdmitted(await postUsage(app, 60), 60);
       assertReadyBody(await getReady(app), 200, 'ready', 'verified');
       assertRefused(await postUsage(app, 50), 'budget_exhausted', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, 60, 'a refusal adds nothing');
+      assert.equal(sentinel.exposureUnits, 60, 'a refusal adds nothing');
       assertReadyBody(await getReady(app), 200, 'ready', 'verified');
       // What does fit is still admitted, up to exactly the node budget.
       assertAdmitted(await postUsage(app, 40), 40);
-      assert.equal(sentinel.unverifiedUnits, 100);
+      assert.equal(sentinel.exposureUnits, 100);
       assertReadyBody(await getReady(app), 503, 'not_ready', 'budget_exhausted');
       assertRefused(await postUsage(app, 0), 'budget_exhausted', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, 100);
+      assert.equal(sentinel.exposureUnits, 100);
     });
 
     test('after a denial: 503 invalid_credential; the ledger is kept and not added to', async () => {
@@ -154,7 +154,7 @@ for (const fw of FRAMEWORKS) {
       auth.calls[1].release('invalid_credential');
       await transitions.waitFor({ to: 'not_ready', reason: 'invalid_credential' });
       assertRefused(await postUsage(app, 1), 'invalid_credential', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, 5);
+      assert.equal(sentinel.exposureUnits, 5);
     });
 
     test('after sentinel.close(): 503 shutting_down', async () => {
@@ -162,9 +162,9 @@ for (const fw of FRAMEWORKS) {
       const app = await startApp(fw, sentinel);
       assertAdmitted(await postUsage(app, 3), 3);
       sentinel.close();
-      const before = sentinel.unverifiedUnits;
+      const before = sentinel.exposureUnits;
       assertRefused(await postUsage(app, 1), 'shutting_down', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, before);
+      assert.equal(sentinel.exposureUnits, before);
     });
 
     test('during drain: /ready is 503 shutting_down, admission still admits, a refusal says the real reason', async () => {
@@ -175,11 +175,28 @@ for (const fw of FRAMEWORKS) {
       assertReadyBody(ready, 503, 'not_ready', 'shutting_down');
       assert.equal(typeof ready.json.evidence_age_seconds, 'number');
       assertAdmitted(await postUsage(app, 60), 60);
-      assert.equal(sentinel.unverifiedUnits, 60);
+      assert.equal(sentinel.exposureUnits, 60);
       assertRefused(await postUsage(app, 50), 'budget_exhausted', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, 60);
+      assert.equal(sentinel.exposureUnits, 60);
       assertAdmitted(await postUsage(app, 1), 1);
-      assert.equal(sentinel.unverifiedUnits, 61);
+      assert.equal(sentinel.exposureUnits, 61);
+    });
+
+    test('one native call per request: a refusal reads no other sentinel member (reason and window come with the decision)', async () => {
+      const { sentinel } = await readyHeld();
+      const app = await startApp(fw, sentinel);
+      const reads = [];
+      // Shadow every member the guard used to read after a refusal (admit, status and isServing
+      // are own, read-only properties; the guard calls its own admission function instead).
+      for (const name of ['refusalReason', 'readiness']) {
+        Object.defineProperty(sentinel, name, { value: () => reads.push(name) });
+      }
+      for (const name of ['staleWindowSeconds', 'nodeBudgetUnits']) {
+        Object.defineProperty(sentinel, name, { get: () => reads.push(name) });
+      }
+      assertAdmitted(await postUsage(app, 60), 60);
+      assertRefused(await postUsage(app, 50), 'budget_exhausted', '5');
+      assert.deepEqual(reads, []);
     });
 
     test('Retry-After default: max(1, ceil(w / 2)) — "1" for a 1 s window, "3" for the seed 5 s window', async () => {
@@ -202,7 +219,7 @@ for (const fw of FRAMEWORKS) {
       const app = await startApp(fw, sentinel, { admission: { retryAfterSeconds: 42 } });
       assertAdmitted(await postUsage(app, 99), 99);
       assertRefused(await postUsage(app, 2), 'budget_exhausted', '42');
-      assert.equal(sentinel.unverifiedUnits, 99);
+      assert.equal(sentinel.exposureUnits, 99);
     });
 
     test('units default: every request is 1 unit', async () => {
@@ -210,18 +227,18 @@ for (const fw of FRAMEWORKS) {
       // The harness spreads `admission` over its own `units`, so this really leaves it unset.
       const app = await startApp(fw, sentinel, { admission: { units: undefined } });
       await postUsage(app, 7);
-      assert.equal(sentinel.unverifiedUnits, 1);
+      assert.equal(sentinel.exposureUnits, 1);
       await postUsage(app, 30);
-      assert.equal(sentinel.unverifiedUnits, 2);
+      assert.equal(sentinel.exposureUnits, 2);
     });
 
     test('units: a fixed number', async () => {
       const { sentinel } = await readyHeld();
       const app = await startApp(fw, sentinel, { admission: { units: 3 } });
       assertAdmitted(await postUsage(app, 7), 7); // the route reports x-units; the guard counted 3
-      assert.equal(sentinel.unverifiedUnits, 3);
+      assert.equal(sentinel.exposureUnits, 3);
       assertAdmitted(await postUsage(app, 7), 7);
-      assert.equal(sentinel.unverifiedUnits, 6);
+      assert.equal(sentinel.exposureUnits, 6);
     });
 
     test('units: a function of the request', async () => {
@@ -233,13 +250,13 @@ for (const fw of FRAMEWORKS) {
       };
       const app = await startApp(fw, sentinel, { admission: { units } });
       await postUsage(app, undefined, { 'x-cost': '4' });
-      assert.equal(sentinel.unverifiedUnits, 8);
+      assert.equal(sentinel.exposureUnits, 8);
       await postUsage(app, undefined, { 'x-cost': '1.5' });
-      assert.equal(sentinel.unverifiedUnits, 11);
+      assert.equal(sentinel.exposureUnits, 11);
       assert.deepEqual(seen, ['POST', 'POST'], 'called once per request, with the request');
       // 45 × 2 = 90 does not fit in the remaining 89.
       assertRefused(await postUsage(app, undefined, { 'x-cost': '45' }), 'budget_exhausted', defaultRetryAfter(sentinel));
-      assert.equal(sentinel.unverifiedUnits, 11);
+      assert.equal(sentinel.exposureUnits, 11);
     });
 
     test('a units function that throws: 500 from the error handler, nothing admitted, the app goes on', async () => {
@@ -253,9 +270,9 @@ for (const fw of FRAMEWORKS) {
       const res = await postUsage(app, 5, { 'x-throw': '1' });
       assert.equal(res.status, 500, `${res.status} ${res.text}`);
       assert.deepEqual(res.json, { error: 'internal' });
-      assert.equal(sentinel.unverifiedUnits, 5);
+      assert.equal(sentinel.exposureUnits, 5);
       assertAdmitted(await postUsage(app, 1), 1);
-      assert.equal(sentinel.unverifiedUnits, 6);
+      assert.equal(sentinel.exposureUnits, 6);
     });
 
     for (const bad of ['-1', 'NaN']) {
@@ -266,7 +283,7 @@ for (const fw of FRAMEWORKS) {
         const res = await postUsage(app, bad);
         assert.equal(res.status, 500, `${res.status} ${res.text}`);
         assert.deepEqual(res.json, { error: 'internal' });
-        assert.equal(sentinel.unverifiedUnits, 4);
+        assert.equal(sentinel.exposureUnits, 4);
         assertReadyBody(await getReady(app), 200, 'ready', 'verified');
       });
     }
@@ -302,11 +319,14 @@ for (const fw of FRAMEWORKS) {
         assert.ok(err.message.includes(catchError(() => sentinel.admit(units)).message), err.message);
         assert.ok(err.message.includes(`(got ${got})`), err.message);
       }
-      assert.equal(sentinel.unverifiedUnits, 0);
+      assert.equal(sentinel.exposureUnits, 0);
     });
 
     test('admission() without a sentinel throws ERR_SPEND_SENTINEL_CONFIG naming "sentinel"', () => {
-      for (const notSentinel of [undefined, null, {}, { admit: () => true }]) {
+      const lookalike = Object.fromEntries(
+        ['readiness', 'admit', 'refusalReason', 'isServing', 'onTransition', 'drain', 'close', 'metricFamilies'].map((m) => [m, () => null]),
+      );
+      for (const notSentinel of [undefined, null, {}, { admit: () => true }, lookalike]) {
         const err = catchError(() => admissionOf(notSentinel, { units: 1 }));
         assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG');
         assert.match(err.message, /\bsentinel\b/, err.message);

@@ -10,7 +10,7 @@
 //        t <node> status / reason  age units │ <node> …     the column header: the nodes' order
 //   <t>s <status> <reason> <age>s <u>/<b> │ <status> …      a sample every 0.5 s: GET /ready of each
 //                                                          node, age = evidence_age_seconds (1 decimal,
-//                                                          "—" without evidence), u = sentinel.unverifiedUnits
+//                                                          "—" without evidence), u = sentinel.exposureUnits
 //            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition (onTransition)
 //   == <t>s  end of the story: …
 //     <node>  admitted N  refused N  max unverified N/B

@@ -171,7 +171,7 @@ describe('drain and close', () => {
     assertReadiness(sentinel.readiness(), 'not_ready', 'shutting_down', 503);
     assert.equal(sentinel.admit(1), false);
     assert.equal(sentinel.admit(0), false);
-    assert.equal(sentinel.unverifiedUnits, 3, 'a refused admission changes nothing');
+    assert.equal(sentinel.exposureUnits, 3, 'a refused admission changes nothing');
     assert.doesNotThrow(() => sentinel.close());
     assert.doesNotThrow(() => sentinel.drain());
     await quietPeriod(QUIET_MS);
@@ -345,18 +345,18 @@ describe('admission', () => {
     const { auth, sentinel } = start(held, ROOMY);
     await auth.call(0);
     assert.equal(sentinel.admit(), false);
-    assert.equal(sentinel.unverifiedUnits, 0);
+    assert.equal(sentinel.exposureUnits, 0);
   });
 
   test('admit() defaults to 1; fractions and 0 are fine', async () => {
     const { sentinel } = await readyHeld();
     assert.equal(sentinel.admit(), true);
-    assert.equal(sentinel.unverifiedUnits, 1);
+    assert.equal(sentinel.exposureUnits, 1);
     assert.equal(sentinel.admit(undefined), true);
-    assert.equal(sentinel.unverifiedUnits, 2);
+    assert.equal(sentinel.exposureUnits, 2);
     assert.equal(sentinel.admit(0.5), true);
     assert.equal(sentinel.admit(0), true);
-    assert.equal(sentinel.unverifiedUnits, 2.5);
+    assert.equal(sentinel.exposureUnits, 2.5);
   });
 
   const NOT_UNITS = [
@@ -379,7 +379,7 @@ describe('admission', () => {
         assert.equal(same.code, 'ERR_SPEND_SENTINEL_UNITS');
         assert.equal(same.message, err.message);
       }
-      assert.equal(sentinel.unverifiedUnits, 5);
+      assert.equal(sentinel.exposureUnits, 5);
       assertReadiness(sentinel.readiness(), 'ready', 'verified', 200);
     });
   }
@@ -389,9 +389,9 @@ describe('admission', () => {
     assert.equal(sentinel.nodeBudgetUnits, 1000);
     assert.equal(sentinel.admit(1000.5), false);
     assert.equal(sentinel.admit(1e9), false);
-    assert.equal(sentinel.unverifiedUnits, 0);
+    assert.equal(sentinel.exposureUnits, 0);
     assert.equal(sentinel.admit(1000), true);
-    assert.equal(sentinel.unverifiedUnits, 1000);
+    assert.equal(sentinel.exposureUnits, 1000);
   });
 
   test('up to the node budget, then refused; budget_exhausted; units admitted during a refresh stay, the next refresh clears them', async () => {
@@ -399,23 +399,23 @@ describe('admission', () => {
     const inFlight = await auth.call(1); // sent before the admissions below
     assert.equal(sentinel.admit(600), true);
     assert.equal(sentinel.admit(400), true);
-    assert.equal(sentinel.unverifiedUnits, 1000);
+    assert.equal(sentinel.exposureUnits, 1000);
     assert.equal(sentinel.admit(1), false);
     assert.equal(sentinel.admit(0), false, 'not_ready (budget_exhausted) admits nothing');
-    assert.equal(sentinel.unverifiedUnits, 1000);
+    assert.equal(sentinel.exposureUnits, 1000);
     assertReadiness(sentinel.readiness(), 'not_ready', 'budget_exhausted', 503);
     const exhausted = await transitions.waitFor({ to: 'not_ready' });
     assert.deepEqual({ from: exhausted.from, reason: exhausted.reason }, { from: 'ready', reason: 'budget_exhausted' });
 
     inFlight.release('valid');
     const following = await auth.call(2); // starts only after call #1's outcome was applied
-    assert.equal(sentinel.unverifiedUnits, 1000, 'units admitted while a refresh was in flight stay in the ledger');
+    assert.equal(sentinel.exposureUnits, 1000, 'units admitted while a refresh was in flight stay in the ledger');
     assertReadiness(sentinel.readiness(), 'not_ready', 'budget_exhausted', 503);
 
     following.release('valid');
     const recovered = await transitions.waitFor({ from: 'not_ready', to: 'ready' }, { from: transitions.events.indexOf(exhausted) + 1 });
     assert.equal(recovered.reason, 'verified');
-    assert.equal(sentinel.unverifiedUnits, 0, 'the ledger drops after a valid refresh sent after the admissions');
+    assert.equal(sentinel.exposureUnits, 0, 'the ledger drops after a valid refresh sent after the admissions');
     assert.equal(sentinel.admit(1), true);
   });
 });

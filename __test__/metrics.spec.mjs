@@ -269,7 +269,7 @@ describe('the sentinel families follow its state', () => {
       assert.deepEqual(byLabel(m, 'spend_sentinel_admitted_units_total', 'status'), expected.admitted, `${stage}: admitted units by status`);
       assert.deepEqual(byLabel(m, 'spend_sentinel_refused_total', 'reason'), expected.refused, `${stage}: refusals by reason`);
 
-      assert.equal(valueOf(m, 'spend_sentinel_unverified_units'), sentinel.unverifiedUnits, `${stage}: unverified units`);
+      assert.equal(valueOf(m, 'spend_sentinel_exposure_units'), sentinel.exposureUnits, `${stage}: unverified units`);
       assert.equal(valueOf(m, 'spend_sentinel_node_budget_units'), sentinel.nodeBudgetUnits, `${stage}: node budget`);
       assert.equal(valueOf(m, 'spend_sentinel_node_budget_units'), 100);
       assert.equal(valueOf(m, 'spend_sentinel_stale_window_seconds'), sentinel.staleWindowSeconds, `${stage}: stale window`);
@@ -295,7 +295,7 @@ describe('the sentinel families follow its state', () => {
     assert.ok(atReady.index >= 1);
     admit(0.4, true, 'ready'); // after the held refresh was sent: stays in the ledger
     const ready = check('ready', atReady, 'ready');
-    assert.ok(valueOf(ready, 'spend_sentinel_unverified_units') >= 0.4, 'units admitted after the evidence time show in the ledger gauge');
+    assert.ok(valueOf(ready, 'spend_sentinel_exposure_units') >= 0.4, 'units admitted after the evidence time show in the ledger gauge');
 
     // Stage 2: degraded (an indeterminate answer while the evidence is young).
     ctl.release(atReady, 'indeterminate', 'indeterminate');
@@ -561,7 +561,7 @@ describe('prom-client bridge', () => {
       valueOf(second, 'spend_sentinel_refused_total', { reason: 'budget_exhausted' }),
       valueOf(first, 'spend_sentinel_refused_total', { reason: 'budget_exhausted' }) + 1,
     );
-    assert.equal(valueOf(second, 'spend_sentinel_unverified_units'), sentinel.unverifiedUnits);
+    assert.equal(valueOf(second, 'spend_sentinel_exposure_units'), sentinel.exposureUnits);
     assert.equal(valueOf(second, 'app_requests_total'), 5);
 
     remove();

@@ -163,11 +163,11 @@ function useSentinel(sentinel: Sentinel): void {
   if (r.status === 'readyy') describeReason(r.reason);
 
   const cheap: Status = sentinel.status();
-  const ledger: number = sentinel.unverifiedUnits;
+  const ledger: number = sentinel.exposureUnits;
   const nodeBudget: number = sentinel.nodeBudgetUnits;
   const window: number = sentinel.staleWindowSeconds;
   // @ts-expect-error read-outs are read-only
-  sentinel.unverifiedUnits = 0;
+  sentinel.exposureUnits = 0;
 
   const waiting: Promise<Readiness> = sentinel.whenReady({ timeoutMs: 1000 });
   // @ts-expect-error timeoutMs is a number

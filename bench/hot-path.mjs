@@ -1,4 +1,6 @@
-// Hot-path benchmark: ns per call of admit(1), status() and readiness(), against
+// Hot-path benchmark: ns per call of admit(1), status() and readiness(), and of a refusal as the
+// admission guard (js/admission.js) answers it, before (admit, then refusalReason and the window
+// getter: three crossings) and after (one call of its admission function, decoded), against
 //  (a) nativeNoop(): a zero-argument napi function that does nothing (the floor of any native call);
 //  (b) a plain-JS object doing the same arithmetic (what the call would cost without crossing into Rust).
 // First, the RSS and OS threads the first running sentinel adds to the process.
@@ -9,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { measure, printRatios } from './measure.mjs';
 
-const { Sentinel, nativeNoop } = createRequire(import.meta.url)('../index.js');
+const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = createRequire(import.meta.url)('../index.js');
 
 const CALLS = 2_000_000;
 const RUNS = 7;
@@ -51,6 +53,24 @@ async function main() {
   await sentinel.whenReady({ timeoutMs: 10_000 });
   const plain = new PlainGuard(1e15, 1e6);
   let sink = 0;
+  // More units than the node budget: refused (budget_exhausted) after the whole decision, and
+  // the ledger stays as it is, so every run measures the same refusal.
+  const tooMany = 2e15;
+  const reasons = admissionRefusalReasons();
+  const slots = reasons.length + 1;
+  const admitCode = admissionCodeFunction(sentinel);
+  // What js/admission.js did with a refusal until the guard made one call per request.
+  const refusedBefore = () => {
+    if (sentinel.admit(tooMany)) return 0;
+    const reason = sentinel.refusalReason(tooMany);
+    return reason.length + Math.max(1, Math.ceil(sentinel.staleWindowSeconds / 2));
+  };
+  // What it does now.
+  const refusedAfter = () => {
+    const code = admitCode(tooMany);
+    if (code === 0) return 0;
+    return reasons[(code % slots) - 1].length + Math.max(1, Math.ceil(Math.floor(code / slots) / 2));
+  };
 
   const rows = [
     ['nativeNoop()  (baseline a)', () => nativeNoop()],
@@ -60,6 +80,9 @@ async function main() {
     ['sentinel.status()', () => { sink += sentinel.status().length; }],
     ['sentinel.isServing()', () => { sink += sentinel.isServing() ? 1 : 0; }],
     ['sentinel.readiness()', () => { sink += sentinel.readiness().httpStatus; }],
+    ['refused, reason + window: admit, refusalReason, staleWindowSeconds (before)', () => { sink += refusedBefore(); }],
+    ['refused, reason + window: one admission-code call (after)', () => { sink += refusedAfter(); }],
+    ['admitted: admission-code call (the guard\'s admit)', () => { sink += admitCode(1); }],
   ];
   const results = rows.map(([name, fn]) => [name, measure(fn, { calls: CALLS, runs: RUNS })]);
   printRatios(`hot path, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls (node ${process.version})`, 'ns/call', results);

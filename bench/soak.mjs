@@ -4,7 +4,7 @@
 // 127.0.0.1) changes its answer every 200–500 ms, in a seeded random order, through every kind
 // of answer the HTTP adapter must survive (see ANSWERS). Meanwhile:
 //  - every sentinel is asked `admit(1)` BATCH times per setImmediate turn; after each admitted
-//    unit its ledger (`unverifiedUnits`) is read, and a ledger above `nodeBudgetUnits` is a
+//    unit its ledger (`exposureUnits`) is read, and a ledger above `nodeBudgetUnits` is a
 //    violation (the guarantee of the budget math);
 //  - a CircuitBreaker guards an async function (a fetch of the same authority);
 //  - `metrics()` of every sentinel is read (strictly parsed) every second, and `onTransition`
@@ -188,7 +188,7 @@ function admitBatch() {
       if (!sentinel.admit(1)) continue;
       node.admitted += 1;
       // The ledger only grows by admitting, so its peaks are seen right here.
-      const ledger = sentinel.unverifiedUnits;
+      const ledger = sentinel.exposureUnits;
       if (ledger > node.maxLedger) node.maxLedger = ledger;
       if (ledger > budget) node.violations += 1;
     }
@@ -235,7 +235,7 @@ function readMetrics() {
       const families = readExposition(node.sentinel.metrics());
       const outcomes = byLabel(families, 'spend_sentinel_refresh_total', 'outcome');
       for (const k of OUTCOME_KEYS) node.refreshes[k] = outcomes[k];
-      const ledger = valueOf(families, 'spend_sentinel_unverified_units');
+      const ledger = valueOf(families, 'spend_sentinel_exposure_units');
       if (ledger > node.maxLedger) node.maxLedger = ledger;
       if (ledger > node.budget) node.violations += 1;
       const transitions = families.get('spend_sentinel_transitions_total').samples;

@@ -84,7 +84,7 @@ async function play() {
     node.refusals = load.refusals;
     stops.push(remove, () => load.stop());
   }
-  const chart = setInterval(() => nodes.forEach((n) => recorder.units(n.name, clock.t(), n.sentinel.unverifiedUnits)), 100);
+  const chart = setInterval(() => nodes.forEach((n) => recorder.units(n.name, clock.t(), n.sentinel.exposureUnits)), 100);
   stops.push(() => clearInterval(chart));
   const probeAgent = new http.Agent({ keepAlive: true });
   stops.push(() => probeAgent.destroy());
@@ -124,7 +124,7 @@ async function sample(node, agent, t) {
     status: ready.status,
     reason: ready.reason,
     evidenceAge: ready.evidence_age_seconds,
-    units: node.sentinel.unverifiedUnits,
+    units: node.sentinel.exposureUnits,
     budget: node.sentinel.nodeBudgetUnits,
   };
 }

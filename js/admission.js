@@ -1,8 +1,15 @@
 'use strict';
-// The admission guard for routes that record usage, independent of any framework: it asks
-// `sentinel.admit(units)` and, on a refusal, describes the 503 to send.
+// The admission guard for routes that record usage, independent of any framework: it admits the
+// request's units and, on a refusal, describes the 503 to send. One native call per request,
+// admitted or refused: the addon's admission function answers a small integer that says
+// "admitted", or the refusal's reason with the stale window of that same moment.
 
+const { admissionCodeFunction, admissionRefusalReasons } = require('./native');
 const { readOptions, checkSentinel, configError } = require('./options');
+
+/** Code 1 + i is a refusal for `REASONS[i]`; each second of window adds `SLOTS` (src/bindings/hot_path.rs). */
+const REASONS = admissionRefusalReasons();
+const SLOTS = REASONS.length + 1;
 
 const UNITS_ERROR = 'ERR_SPEND_SENTINEL_UNITS';
 
@@ -43,14 +50,24 @@ function createAdmission(where, sentinel, options) {
     units: (value) => readUnits(where, sentinel, value),
     retryAfterSeconds: readRetryAfter,
   });
+  const admit = admissionOf(where, sentinel);
   return function decide(req) {
-    const units = config.units(req);
-    if (sentinel.admit(units)) return null;
-    const reason = sentinel.refusalReason(units);
-    // null: the state improved between the two calls (a refresh landed); admission decides again.
-    if (reason === null && sentinel.admit(units)) return null;
-    return refusal(reason ?? sentinel.readiness().reason, config.retryAfterSeconds ?? defaultRetryAfter(sentinel));
+    const code = admit(config.units(req));
+    if (code === 0) return null;
+    const windowSeconds = Math.floor(code / SLOTS);
+    return refusal(REASONS[(code % SLOTS) - 1], config.retryAfterSeconds ?? defaultRetryAfter(windowSeconds));
   };
+}
+
+/** The addon's admission function for `sentinel`; anything but a `Sentinel` of this addon is refused. */
+function admissionOf(where, sentinel) {
+  try {
+    return admissionCodeFunction(sentinel);
+  } catch (err) {
+    const error = configError(where, 'sentinel', 'must be a Sentinel from spend-sentinel (an object with its methods is not one)');
+    error.cause = err;
+    throw error;
+  }
 }
 
 function refusal(reason, retryAfterSeconds) {
@@ -63,10 +80,11 @@ function refusal(reason, retryAfterSeconds) {
 
 /**
  * Half the stale window, at least 1 s: with the default cadence (a refresh every 0.3–0.5 w) a
- * fresh refresh has landed by then, which is what ends every temporary refusal.
+ * fresh refresh has landed by then, which is what ends every temporary refusal. `windowSeconds`
+ * is ⌈w⌉, as the admission code carries it: ⌈⌈w⌉ / 2⌉ = ⌈w / 2⌉.
  */
-function defaultRetryAfter(sentinel) {
-  return Math.max(1, Math.ceil(sentinel.staleWindowSeconds / 2));
+function defaultRetryAfter(windowSeconds) {
+  return Math.max(1, Math.ceil(windowSeconds / 2));
 }
 
-module.exports = { createAdmission, defaultRetryAfter };
+module.exports = { createAdmission };

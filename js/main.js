@@ -6,7 +6,8 @@
 const native = require('./native');
 const { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } = require('./breaker');
 
-// The public names only: index.js also exports internals (BreakerCore, nativeNoop for bench/).
+// The public names only: index.js also exports internals (BreakerCore; admissionCodeFunction and
+// admissionRefusalReasons for js/admission.js; nativeNoop for bench/).
 module.exports.Sentinel = native.Sentinel;
 module.exports.computeBudget = native.computeBudget;
 module.exports.CircuitBreaker = CircuitBreaker;

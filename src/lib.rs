@@ -29,6 +29,6 @@ pub mod shared_sentinel;
 // Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
 // napi-rs registers nothing).
 pub use bindings::{
-    breaker_protocol, compute_budget, native_noop, BreakerCore, BreakerProtocol, BudgetAnswer,
-    Sentinel,
+    admission_code_function, admission_refusal_reasons, breaker_protocol, compute_budget,
+    native_noop, BreakerCore, BreakerProtocol, BudgetAnswer, Sentinel,
 };

@@ -40,18 +40,14 @@ fn status_index(status: Status) -> usize {
     Status::ALL.iter().position(|s| *s == status).unwrap_or(0)
 }
 
-fn reason_index(reason: Reason) -> usize {
-    Reason::ALL.iter().position(|r| *r == reason).unwrap_or(0)
-}
-
 /// A refusal's counter; a reason admission cannot refuse with (a defect) counts as internal_error.
 fn refusal_index(reason: Reason) -> usize {
     debug_assert!(reason.is_refusal(), "refused with {reason:?}");
-    reason_index(if reason.is_refusal() {
-        reason
+    if reason.is_refusal() {
+        reason.index()
     } else {
-        Reason::InternalError
-    })
+        Reason::InternalError.index()
+    }
 }
 
 fn outcome_index(outcome: Outcome) -> usize {
@@ -189,7 +185,7 @@ impl Metrics {
 
     pub fn transitioned(&self, from: Status, now: &Readiness) {
         debug_assert!(from != now.status && can_enter(now.status, now.reason));
-        self.transitions[status_index(from)][status_index(now.status)][reason_index(now.reason)]
+        self.transitions[status_index(from)][status_index(now.status)][now.reason.index()]
             .fetch_add(1, Relaxed);
     }
 
@@ -251,8 +247,8 @@ impl Metrics {
                 gauges.node_budget_units,
             ),
             single(
-                "spend_sentinel_unverified_units",
-                "Units admitted after the current evidence time (the ledger).",
+                "spend_sentinel_exposure_units",
+                "This node's exposure: units admitted after the current evidence time (its ledger).",
                 gauges.exposure_units,
             ),
             by_label(
@@ -347,7 +343,7 @@ impl Metrics {
                     continue;
                 }
                 for reason in Reason::ALL.into_iter().filter(|r| can_enter(*to, *r)) {
-                    let count = self.transitions[f][t][reason_index(reason)].load(Relaxed);
+                    let count = self.transitions[f][t][reason.index()].load(Relaxed);
                     let labels = vec![
                         ("from", from.as_str().into()),
                         ("to", to.as_str().into()),
@@ -560,7 +556,7 @@ mod tests {
             "spend_sentinel_status{status=\"degraded\"} 1",
             "spend_sentinel_status{status=\"ready\"} 0",
             "spend_sentinel_evidence_age_seconds 1.5",
-            "spend_sentinel_unverified_units 12.5",
+            "spend_sentinel_exposure_units 12.5",
             "spend_sentinel_refresh_total{outcome=\"valid\"} 1",
             "spend_sentinel_refresh_total{outcome=\"indeterminate\"} 1",
             "spend_sentinel_refresh_duration_seconds_bucket{le=\"0.025\"} 0",

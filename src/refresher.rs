@@ -222,7 +222,7 @@ async fn watch_transitions(shared: Arc<SharedSentinel>, observer: Arc<dyn Sentin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::stale_window::seed_budget;
+    use crate::rules::budget::fixed::seed_budget;
     use crate::rules::{Reason, SentinelState};
     use parking_lot::Mutex;
     use std::sync::mpsc;

@@ -10,8 +10,8 @@ use tokio::sync::{watch, Notify};
 
 use crate::clock;
 use crate::metrics::{Gauges, Metrics};
-use crate::rules::lease::Lease;
-use crate::rules::{Cadence, CadencePlan, Readiness, Reason, SentinelState, Status};
+use crate::rules::budget::lease::Lease;
+use crate::rules::{Cadence, CadencePlan, Readiness, Reason, Refusal, SentinelState, Status};
 
 pub struct SharedSentinel {
     state: Mutex<SentinelState>,
@@ -115,9 +115,15 @@ impl SharedSentinel {
         self.with_state(|state| state.has_refreshed())
     }
 
-    /// Admission (README, Admission; docs/api.md). Counts the units (or the refusal) for the metrics, and wakes the watcher when
-    /// this admission spent the budget (a status change).
+    /// `admit(units)`: whether [`SharedSentinel::try_admit`] admitted the units.
     pub fn admit(&self, units: f64) -> bool {
+        self.try_admit(units).is_ok()
+    }
+
+    /// Admission (README, Admission; docs/api.md): `Ok` when the units are admitted, else the
+    /// refusal with its reason, decided under one lock. Counts the units (or the refusal) for the
+    /// metrics, and wakes the watcher when this admission spent the budget (a status change).
+    pub fn try_admit(&self, units: f64) -> Result<(), Refusal> {
         let admission = self.with_state(|state| state.try_admit(units, clock::now()));
         match admission {
             Ok(admitted) => {
@@ -125,11 +131,11 @@ impl SharedSentinel {
                     self.changed.notify_one();
                 }
                 self.metrics.admitted(units, admitted.status);
-                true
+                Ok(())
             }
-            Err(reason) => {
-                self.metrics.refused(reason, units);
-                false
+            Err(refusal) => {
+                self.metrics.refused(refusal.reason, units);
+                Err(refusal)
             }
         }
     }

@@ -41,7 +41,7 @@ let held = null;
 function report() {
   const fleet = sentinel.fleet();
   const { status, reason } = sentinel.readiness();
-  say(`s ${JSON.stringify({ ...fleet, status, reason, unverified: sentinel.unverifiedUnits, nodeBudget: sentinel.nodeBudgetUnits, admitted })}`);
+  say(`s ${JSON.stringify({ ...fleet, status, reason, unverified: sentinel.exposureUnits, nodeBudget: sentinel.nodeBudgetUnits, admitted })}`);
 }
 function watchMode() {
   const { mode: next, grantUnits: grant, growthHeld } = sentinel.fleet();

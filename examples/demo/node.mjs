@@ -27,7 +27,7 @@ export async function startNode(name, authorityUrl, { budget = BUDGET, onAdmitte
 
   let maxUnverified = 0; // the ledger only grows on admission, so this sees its peak
   app.post('/v1/usage', admission(sentinel), (req, res) => {
-    maxUnverified = Math.max(maxUnverified, sentinel.unverifiedUnits);
+    maxUnverified = Math.max(maxUnverified, sentinel.exposureUnits);
     onAdmitted();
     res.json({ recorded: 1 }); // a real service records the usage here, after admission said yes
   });

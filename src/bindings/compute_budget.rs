@@ -12,7 +12,7 @@ use crate::config::parse_budget_options;
 pub struct BudgetAnswer {
     /// b × share.
     pub node_budget_units: f64,
-    /// w = node budget / r, or `maxStaleSeconds` when given.
+    /// w = min(node budget / r, `maxStaleSeconds`).
     pub stale_window_seconds: f64,
     /// node budget / r: the longest window the ceiling allows.
     pub ceiling_seconds: f64,

@@ -14,6 +14,7 @@ mod types;
 
 pub use breaker::{breaker_protocol, BreakerCore, BreakerProtocol};
 pub use compute_budget::{compute_budget, BudgetAnswer};
+pub use hot_path::{admission_code_function, admission_refusal_reasons};
 pub use sentinel::Sentinel;
 
 use napi_derive::napi;

@@ -72,6 +72,14 @@ impl Call {
         answer(status, result)
     }
 
+    /// A whole number: JavaScript gets a small integer, cheaper to make and read than a double.
+    pub fn uint32(&self, value: u32) -> sys::napi_value {
+        let mut result = ptr::null_mut();
+        // SAFETY: as in `boolean`.
+        let status = unsafe { sys::napi_create_uint32(self.env, value, &mut result) };
+        answer(status, result)
+    }
+
     /// `text` must be ASCII (Latin-1 is the cheapest string napi makes).
     pub fn latin1(&self, text: &str) -> sys::napi_value {
         debug_assert!(text.is_ascii());
@@ -180,6 +188,28 @@ fn install<T: Send + Sync + 'static>(
     state: &Arc<T>,
     function: &NativeFunction<T>,
 ) -> Result<()> {
+    let value = create_function(env, state, function)?;
+    let property = sys::napi_property_descriptor {
+        utf8name: function.name.as_ptr(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: sys::PropertyAttributes::default,
+        data: ptr::null_mut(),
+    };
+    // SAFETY: `this` and `value` are live values of `env`; one descriptor is passed.
+    check_status!(unsafe { sys::napi_define_properties(env.raw(), this.raw(), 1, &property) })
+}
+
+/// Makes `function` as a JavaScript function value carrying `state`, owned by the function (for
+/// a caller that hands the function out rather than installing it on an object).
+pub(super) fn create_function<T: Send + Sync + 'static>(
+    env: &Env,
+    state: &Arc<T>,
+    function: &NativeFunction<T>,
+) -> Result<sys::napi_value> {
     let reference = StateRef::new(state);
     let name = function.name;
     let mut value = ptr::null_mut();
@@ -206,20 +236,9 @@ fn install<T: Send + Sync + 'static>(
             ptr::null_mut(),
         )
     })?;
-    // From here the finalizer owns the reference, also if the property cannot be defined.
+    // From here the finalizer owns the reference, whatever becomes of the function.
     reference.hand_to_finalizer();
-    let property = sys::napi_property_descriptor {
-        utf8name: name.as_ptr(),
-        name: ptr::null_mut(),
-        method: None,
-        getter: None,
-        setter: None,
-        value,
-        attributes: sys::PropertyAttributes::default,
-        data: ptr::null_mut(),
-    };
-    // SAFETY: `this` and `value` are live values of `env`; one descriptor is passed.
-    check_status!(unsafe { sys::napi_define_properties(env.raw(), this.raw(), 1, &property) })
+    Ok(value)
 }
 
 /// One strong reference to the state, as the raw data pointer of a function. Dropped before

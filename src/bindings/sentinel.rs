@@ -187,11 +187,10 @@ impl Sentinel {
         Some(fleet.status(&self.shared).into())
     }
 
-    /// Units admitted after the current evidence time (the unverified exposure).
-    // The public name is `unverifiedUnits`; inside the crate this is the exposure, and
-    // `fleet_ceiling_units` is b (the `budget.unverifiedUnits` option).
+    /// This node's exposure: the units it admitted after the current evidence time (its ledger).
+    /// Not b, the fleet-wide ceiling that the `budget.unverifiedUnits` option sets.
     #[napi(getter)]
-    pub fn unverified_units(&self) -> f64 {
+    pub fn exposure_units(&self) -> f64 {
         self.shared.with_state(|state| state.exposure_units())
     }
 
@@ -301,6 +300,11 @@ fn done() -> Done {
 }
 
 impl Sentinel {
+    /// The shared state, for the functions that carry it (see `hot_path`).
+    pub(super) fn shared(&self) -> &Arc<SharedSentinel> {
+        &self.shared
+    }
+
     fn families(&self) -> Vec<crate::metrics::Family> {
         let mut families = self.shared.metrics.families(&self.shared.gauges());
         if let Some(fleet) = &self.fleet {

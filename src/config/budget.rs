@@ -1,11 +1,11 @@
 //! `budget` and `refresh` options → where the node budget comes from and the refresh cadence.
-//! The arithmetic and its messages are the rules' (`crate::rules::stale_window` and `crate::rules::cadence`).
+//! The arithmetic and its messages are the rules' (`crate::rules::budget` and `crate::rules::cadence`).
 
 use super::fleet::{parse_fleet, FleetConfig};
 use crate::options::{error, ConfigError, Section};
+use crate::rules::budget::fixed::{compute_budget, BudgetInput};
+use crate::rules::budget::lease::FleetBudget;
 use crate::rules::cadence::{compute_cadence, CadenceInput};
-use crate::rules::lease::FleetBudget;
-use crate::rules::stale_window::{compute_budget, BudgetInput};
 use crate::rules::{BudgetSource, CadencePlan};
 
 pub(super) fn parse_budget(
@@ -19,8 +19,8 @@ pub(super) fn parse_budget(
         )
     })?;
     let input = BudgetInput {
-        fleet_ceiling_units: budget.number_or_default("unverifiedUnits")?,
-        max_units_per_second: budget.number_or_default("maxUnitsPerSecond")?,
+        fleet_ceiling_units: budget.required_number("unverifiedUnits")?,
+        max_units_per_second: budget.required_number("maxUnitsPerSecond")?,
         nodes: budget.number("nodes")?,
         share: budget.number("share")?,
         max_stale_seconds: budget.number("maxStaleSeconds")?,
@@ -47,7 +47,8 @@ pub(super) fn parse_budget(
         input.max_stale_seconds,
         env,
     )?;
-    // The largest node budget is floor + pool: maxStaleSeconds must not pass its window.
+    // The largest node budget is floor + pool: its window must keep the limits a fixed budget's
+    // does (a cap above it, as any cap, only lowers the windows of smaller budgets).
     let shape = &fleet.shape;
     let largest_share = (shape.floor_units() + shape.pool_units()) / shape.fleet_ceiling_units;
     checked(&BudgetInput {

@@ -8,7 +8,7 @@ use reqwest::Url;
 use crate::numbers::saturating_u32;
 use crate::options::limits::{FLEET_NAME_BYTES, URL_BYTES};
 use crate::options::{check_length, error, is_env_name, ConfigError, Section};
-use crate::rules::lease::FleetShape;
+use crate::rules::budget::lease::FleetShape;
 use crate::secret::Secret;
 
 /// A fleet budget as configured.

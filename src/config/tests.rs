@@ -69,6 +69,62 @@ fn seed_options_parse_with_defaults() {
     assert!(http.header_value.expose().is_sensitive());
 }
 
+/// The seed budget (b 200, r 20) with `maxStaleSeconds`, fixed (`nodes: 2`) or as a fleet
+/// (4 nodes, reserve 0.25: floor 12.5 units, a 0.625 s window; floor + pool 162.5, 8.125 s).
+fn budget_with_max_stale(max_stale: f64, fleet: bool) -> RawValue {
+    let mut budget = vec![
+        ("unverifiedUnits", n(200.0)),
+        ("maxUnitsPerSecond", n(20.0)),
+        ("maxStaleSeconds", n(max_stale)),
+    ];
+    budget.push(if fleet {
+        let fleet = obj(&[
+            ("redis", s("redis://127.0.0.1:6379")),
+            ("name", s("metering")),
+            ("maxNodes", n(4.0)),
+        ]);
+        ("fleet", fleet)
+    } else {
+        ("nodes", n(2.0))
+    });
+    let authority = obj(&[("inspect", RawValue::Function)]);
+    obj(&[("budget", obj(&budget)), ("authority", authority)])
+}
+
+#[test]
+fn max_stale_is_one_cap_for_a_fixed_budget_and_a_fleet() {
+    let window = |max_stale, fleet, grant: Option<f64>| {
+        let mut config = parse_options(&budget_with_max_stale(max_stale, fleet), &no_env)
+            .unwrap_or_else(|e| panic!("maxStaleSeconds {max_stale}: {e}"));
+        config
+            .budget
+            .set_lease(grant.map(|grant_units| crate::rules::budget::lease::Lease {
+                grant_units,
+                deadline: Duration::from_secs(60),
+            }));
+        config.budget.stale_window_at(Duration::ZERO).as_secs_f64()
+    };
+    // Fixed: node budget 100 units, node budget / r = 5 s.
+    assert_eq!(window(4.0, false, None), 4.0, "below the ceiling: the cap");
+    assert_eq!(
+        window(6.0, false, None),
+        5.0,
+        "above it: no effect, not refused"
+    );
+    // Fleet: the same rule at every node budget it runs with.
+    assert_eq!(window(6.0, true, None), 0.625, "the floor's window");
+    assert_eq!(window(6.0, true, Some(150.0)), 6.0, "floor + pool: capped");
+    assert_eq!(
+        window(100.0, true, Some(150.0)),
+        8.125,
+        "a cap above (floor + pool) / r"
+    );
+    for fleet in [false, true] {
+        let err = parse_error(&budget_with_max_stale(604_801.0, fleet));
+        assert_eq!(err.path, "budget.maxStaleSeconds", "{err}");
+    }
+}
+
 #[test]
 fn bad_options_name_their_path() {
     let cases = [
@@ -419,7 +475,7 @@ mod never_panics {
             match parse_options(&options, &no_env) {
                 Ok(config) => {
                     let window = config.budget.stale_window_at(Duration::ZERO);
-                    prop_assert!(window.as_secs_f64() > 0.0 && window.as_secs_f64() <= crate::rules::stale_window::MAX_STALE_WINDOW_SECONDS);
+                    prop_assert!(window.as_secs_f64() > 0.0 && window.as_secs_f64() <= crate::rules::budget::window::MAX_STALE_WINDOW_SECONDS);
                     let cadence = config.cadence.at(window);
                     prop_assert!(cadence.min_interval >= std::time::Duration::from_millis(20));
                     prop_assert!(cadence.max_interval + cadence.timeout < window);

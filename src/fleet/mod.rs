@@ -19,8 +19,8 @@ use tokio::sync::watch;
 
 use crate::clock;
 use crate::refresher::SentinelObserver;
+use crate::rules::budget::lease::FleetShape;
 use crate::rules::fleet::{FleetNode, FleetStatus};
-use crate::rules::lease::FleetShape;
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
 use connection::{RedisLink, CALL_TIMEOUT};

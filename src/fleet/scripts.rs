@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 use redis::{Script, ScriptInvocation};
 
 use crate::numbers::millis_u64;
+use crate::rules::budget::lease::FleetShape;
 use crate::rules::fleet::{ReleaseRequest, RenewRequest};
-use crate::rules::lease::FleetShape;
 
 fn script(cell: &'static OnceLock<Script>, body: &'static str) -> &'static Script {
     cell.get_or_init(|| Script::new(&format!("{}\n{}", include_str!("common.lua"), body)))

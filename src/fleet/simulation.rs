@@ -21,8 +21,8 @@ use rand::{Rng, SeedableRng};
 use redis::aio::MultiplexedConnection;
 
 use super::scripts;
+use crate::rules::budget::lease::{FleetBudget, FleetShape};
 use crate::rules::fleet::{FleetNode, FleetReply, RenewRequest};
-use crate::rules::lease::{FleetBudget, FleetShape};
 use crate::rules::{BudgetSource, Outcome, SentinelState};
 
 struct RedisServer {

@@ -173,8 +173,8 @@ pub static BUDGET: Group = Group {
             key: "maxStaleSeconds",
             kind: Kind::Number(None),
             default: Default::Text("node budget / r"),
-            doc: "Caps the stale window w, seconds",
-            rule: "> 0, ≤ node budget / r, and ≤ 604800 (7 days)",
+            doc: "Caps the stale window w, seconds: w = min(node budget / r, maxStaleSeconds)",
+            rule: "> 0 and ≤ 604800 (7 days); at or above node budget / r it changes nothing",
             ..OPT
         },
         Opt {

@@ -129,13 +129,29 @@ impl<'a> Section<'a> {
         Ok(number)
     }
 
-    /// [`Section::number`], or the schema's default; "is required" without one.
+    /// [`Section::number`], or the schema's number default. For keys that have one; a required
+    /// key is read with [`Section::required_number`].
     pub fn number_or_default(&self, key: &str) -> Result<f64, ConfigError> {
-        match (self.number(key)?, self.spec(key).map(|s| s.default)) {
+        let default = self.spec(key).map(|s| s.default);
+        debug_assert!(
+            matches!(default, Some(Default::Number(_))),
+            "{key} has no number default"
+        );
+        match (self.number(key)?, default) {
             (Some(n), _) => Ok(n),
             (None, Some(Default::Number(n))) => Ok(n),
             (None, _) => Err(error(&self.path_of(key), "is required")),
         }
+    }
+
+    /// [`Section::number`] of a key the schema marks required: "is required" when absent.
+    pub fn required_number(&self, key: &str) -> Result<f64, ConfigError> {
+        debug_assert!(
+            matches!(self.spec(key).map(|s| s.default), Some(Default::Required)),
+            "{key} is not a required key"
+        );
+        self.number(key)?
+            .ok_or_else(|| error(&self.path_of(key), "is required"))
     }
 
     /// A string, at most the schema's length. The message never echoes the value (it may be

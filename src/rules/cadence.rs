@@ -231,7 +231,7 @@ impl Cadence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::stale_window::*;
+    use crate::rules::budget::fixed::*;
 
     #[test]
     fn seed_cadence_defaults_are_1500_2500_2000() {

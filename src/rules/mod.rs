@@ -9,19 +9,17 @@ pub mod budget;
 pub mod cadence;
 pub mod evidence;
 pub mod fleet;
-pub mod lease;
 pub mod ledger;
 pub mod readiness;
 pub mod rolling;
 pub mod sentinel_state;
-pub mod stale_window;
 
+pub use budget::fixed::{Budget, BudgetError, BudgetInput};
 pub use budget::BudgetSource;
 pub use cadence::{Cadence, CadenceError, CadenceInput, CadencePlan};
 pub use evidence::{Denial, Evidence, Outcome};
 pub use readiness::{Readiness, Reason, Status};
-pub use sentinel_state::{RefreshTicket, SentinelState};
-pub use stale_window::{Budget, BudgetError, BudgetInput};
+pub use sentinel_state::{RefreshTicket, Refusal, SentinelState};
 
 /// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
 pub struct JsNumber(pub f64);

@@ -56,8 +56,9 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// Every reason, once. The metrics' label values come from here, and a test holds the
-    /// typings' `ReadinessReason` (generated from bindings/types.rs) to the same list.
+    /// Every reason, once, in declaration order: the one list that numbers them (the metrics'
+    /// labels, the codes of the admission guard's native call); a test holds the typings'
+    /// `ReadinessReason` (generated from bindings/types.rs) to the same list.
     pub const ALL: [Reason; 10] = [
         Reason::ShuttingDown,
         Reason::InvalidCredential,
@@ -75,6 +76,11 @@ impl Reason {
     /// with `ready` and `degraded`.
     pub fn is_refusal(self) -> bool {
         !matches!(self, Reason::Verified | Reason::RefreshIndeterminate)
+    }
+
+    /// This reason's position in [`Reason::ALL`].
+    pub fn index(self) -> usize {
+        Reason::ALL.iter().position(|r| *r == self).unwrap_or(0)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -317,6 +323,19 @@ mod tests {
         // A restarted process starts from `Evidence::default()`: nothing survives it.
         let restarted = Evidence::default();
         assert_eq!(read(&restarted, at(0.0)).reason, Reason::NoEvidence);
+    }
+
+    #[test]
+    fn every_reason_is_listed_once_and_indexed_by_its_place() {
+        for (i, reason) in Reason::ALL.iter().enumerate() {
+            assert_eq!(reason.index(), i, "{reason:?}");
+            assert_eq!(
+                *reason as usize, i,
+                "{reason:?}: ALL is in declaration order"
+            );
+        }
+        let names: std::collections::HashSet<_> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names.len(), Reason::ALL.len());
     }
 
     #[test]

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
+use super::budget::lease::Lease;
 use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
 use super::fleet::Local;
-use super::lease::Lease;
 use super::ledger::Ledger;
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
 
@@ -28,6 +28,14 @@ pub enum Lifecycle {
 pub struct Admitted {
     pub status: Status,
     pub spent_budget: bool,
+}
+
+/// What a refused admission answers: the reason, and the stale window of that moment (read with
+/// the node budget the decision used, for the refusal's default `Retry-After`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: Reason,
+    pub stale_window: Duration,
 }
 
 /// Handed out when a refresh request is sent, handed back with its outcome.
@@ -101,7 +109,7 @@ impl SentinelState {
 
     /// Admits `units` and answers the status they were admitted on (`ready` or `degraded`), or
     /// refuses with the reason (see [`SentinelState::refusal_reason`]), changing nothing.
-    pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Admitted, Reason> {
+    pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Admitted, Refusal> {
         let (status, node_budget) = self.admission(units, now)?;
         self.ledger.add(units);
         Ok(Admitted {
@@ -115,21 +123,30 @@ impl SentinelState {
     /// admit (its reason), or when the units do not fit the node budget (`budget_exhausted`,
     /// even while readiness still says `verified`).
     pub fn refusal_reason(&self, units: f64, now: Duration) -> Option<Reason> {
-        self.admission(units, now).err()
+        self.admission(units, now)
+            .err()
+            .map(|refusal| refusal.reason)
     }
 
-    /// The status `units` would be admitted on, with the node budget read for it (once).
-    fn admission(&self, units: f64, now: Duration) -> Result<(Status, f64), Reason> {
-        if self.lifecycle == Lifecycle::Closed {
-            return Err(Reason::ShuttingDown);
-        }
+    /// The status `units` would be admitted on, with the node budget it was decided on; the node
+    /// budget and its window are read once, here, for the whole decision.
+    fn admission(&self, units: f64, now: Duration) -> Result<(Status, f64), Refusal> {
         let budget = self.budget.at(now);
+        let refuse = |reason| {
+            Err(Refusal {
+                reason,
+                stale_window: budget.1,
+            })
+        };
+        if self.lifecycle == Lifecycle::Closed {
+            return refuse(Reason::ShuttingDown);
+        }
         let readiness = self.evaluate_with(now, false, budget);
         if !readiness.status.admits() {
-            return Err(readiness.reason);
+            return refuse(readiness.reason);
         }
         if !self.ledger.fits(units, budget.0) {
-            return Err(Reason::BudgetExhausted);
+            return refuse(Reason::BudgetExhausted);
         }
         Ok((readiness.status, budget.0))
     }
@@ -243,8 +260,8 @@ impl SentinelState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::budget::fixed::seed_budget;
     use crate::rules::readiness::{Reason, Status};
-    use crate::rules::stale_window::seed_budget;
     use proptest::prelude::*;
 
     fn seed_state() -> SentinelState {
@@ -419,8 +436,39 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_refusal_carries_the_window_its_decision_read() {
+        let mut state = fleet_state(0.2); // floor 10 units: window 0.5 s
+        state.set_lease(Some(Lease {
+            grant_units: 90.0,
+            deadline: ms(3000),
+        }));
+        let refused = |state: &mut SentinelState, units, at| state.try_admit(units, ms(at));
+        assert_eq!(
+            refused(&mut state, 1.0, 1),
+            Err(Refusal {
+                reason: Reason::NoEvidence,
+                stale_window: ms(5000)
+            })
+        );
+        verified_at(&mut state, ms(2));
+        assert_eq!(
+            refused(&mut state, 101.0, 3).map_err(|r| r.reason),
+            Err(Reason::BudgetExhausted)
+        );
+        state.close();
+        assert_eq!(
+            refused(&mut state, 1.0, 3000),
+            Err(Refusal {
+                reason: Reason::ShuttingDown,
+                stale_window: ms(500)
+            }),
+            "closed, past the deadline: the floor's window"
+        );
+    }
+
     fn fleet_state(reserve: f64) -> SentinelState {
-        use crate::rules::lease::{example_shape, FleetBudget, FleetShape};
+        use crate::rules::budget::lease::{example_shape, FleetBudget, FleetShape};
         SentinelState::new(BudgetSource::Fleet(FleetBudget::new(FleetShape {
             reserve,
             ..example_shape()

@@ -9,7 +9,7 @@ use super::reply::{FleetReply, Grant};
 use super::request::Known;
 use super::status::FleetEvent;
 use crate::numbers::millis_f64;
-use crate::rules::lease::FleetShape;
+use crate::rules::budget::lease::FleetShape;
 
 /// After a loss, no grant grows for leaseSeconds + this (every lease granted before has lapsed).
 const HOLD_MARGIN: Duration = Duration::from_secs(2);

@@ -10,7 +10,7 @@ use super::memory::Memory;
 use super::reply::{FleetReply, Grant};
 use super::request::{ReleaseRequest, RenewRequest};
 use super::status::{ErrorKind, FleetEvent, FleetStatus, Mode};
-use crate::rules::lease::{FleetShape, Lease};
+use crate::rules::budget::lease::{FleetShape, Lease};
 
 /// What the node's sentinel state says at one moment.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::rules::lease::{example_shape, FleetShape, Lease};
+use crate::rules::budget::lease::{example_shape, FleetShape, Lease};
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)

@@ -1,11 +1,17 @@
-//! Where a node's budget comes from: fixed at construction (`budget.nodes` / `budget.share`),
-//! or a fleet's floor plus a leased grant that changes while the node runs. The state asks this
-//! at every read, so readiness and admission always see the budget of the moment.
+//! The budget and its stale window, in one place. Where a node's budget comes from
+//! ([`BudgetSource`]): fixed at construction (`budget.nodes` / `budget.share`: [`fixed`]), or a
+//! fleet's floor plus a leased grant that changes while the node runs ([`lease`]). Both turn a
+//! node budget into a window by the one rule of [`window`]. The state asks this at every read,
+//! so readiness and admission always see the budget of the moment.
+
+pub mod fixed;
+pub mod lease;
+pub mod window;
 
 use std::time::Duration;
 
-use super::lease::{FleetBudget, Lease};
-use super::stale_window::Budget;
+use fixed::Budget;
+use lease::{FleetBudget, Lease};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BudgetSource {
@@ -20,8 +26,8 @@ impl From<Budget> for BudgetSource {
 }
 
 impl BudgetSource {
-    /// The units this node may admit on unverified evidence now, and w for them (node budget /
-    /// r, capped by `maxStaleSeconds`): read together, once per admission.
+    /// The units this node may admit on unverified evidence now, and w for them (min(node
+    /// budget / r, `maxStaleSeconds`)): read together, once per admission.
     pub fn at(&self, now: Duration) -> (f64, Duration) {
         match self {
             BudgetSource::Static(budget) => (budget.node_budget_units, budget.stale_window),
@@ -34,7 +40,7 @@ impl BudgetSource {
         self.at(now).0
     }
 
-    /// w, now: node budget / r, capped by `maxStaleSeconds`.
+    /// w, now: min(node budget / r, `maxStaleSeconds`).
     pub fn stale_window_at(&self, now: Duration) -> Duration {
         self.at(now).1
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::stale_window::{ceiling_seconds, MAX_STALE_WINDOW_SECONDS};
+use super::window::{stale_window_seconds, MAX_STALE_WINDOW_SECONDS};
 
 /// The fleet's shape, fixed at construction.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,7 +19,7 @@ pub struct FleetShape {
     pub reserve: f64,
     /// How long a grant lives in Redis without renewal.
     pub lease: Duration,
-    /// Optional cap on the stale window.
+    /// Optional cap on the stale window (see [`stale_window_seconds`]).
     pub max_stale: Option<Duration>,
 }
 
@@ -41,13 +41,13 @@ impl FleetShape {
         })
     }
 
-    /// The window a node budget gives: units / r, capped by `maxStaleSeconds` and by the
-    /// longest supported window.
+    /// The window a node budget gives: min(units / r, `maxStaleSeconds`), the rule of a fixed
+    /// budget ([`stale_window_seconds`]), held to the longest supported window (the options
+    /// were checked against it for the largest node budget; this keeps the `Duration` sound).
     pub fn stale_window_for(&self, node_budget_units: f64) -> Duration {
-        let seconds = ceiling_seconds(node_budget_units, self.max_units_per_second)
-            .min(MAX_STALE_WINDOW_SECONDS);
-        let window = Duration::from_secs_f64(seconds.max(0.0));
-        self.max_stale.map_or(window, |cap| window.min(cap))
+        let cap = self.max_stale.map(|cap| cap.as_secs_f64());
+        let seconds = stale_window_seconds(node_budget_units, self.max_units_per_second, cap);
+        Duration::from_secs_f64(seconds.clamp(0.0, MAX_STALE_WINDOW_SECONDS))
     }
 
     /// The window of an equal split, (b / maxNodes) / r: what the cadence assumes while the
@@ -255,8 +255,16 @@ mod tests {
         };
         assert_eq!(capped.want_units(), Some(40.0 - 12.5));
         assert_eq!(shape().want_units(), None);
-        let window = capped.stale_window_for(500.0);
-        assert_eq!(window, secs(2.0), "maxStaleSeconds caps the window");
+        assert_eq!(
+            capped.stale_window_for(500.0),
+            secs(2.0),
+            "maxStaleSeconds caps the window"
+        );
+        assert_eq!(
+            capped.stale_window_for(20.0),
+            secs(1.0),
+            "a cap above units / r changes nothing, as with a fixed budget"
+        );
     }
 
     #[test]

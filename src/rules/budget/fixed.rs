@@ -1,15 +1,14 @@
-//! The budget math that turns money into a stale window: node budget = b × share,
-//! w = node budget / r (lowered by `maxStaleSeconds`), and the limits a window must keep.
+//! A budget fixed at construction (`budget.nodes` / `budget.share`): the math that turns money
+//! into a node budget and a stale window, node budget = b × share and w by
+//! [`stale_window_seconds`], and the limits a window must keep ([`Budget`], [`BudgetError`]). A
+//! fleet checks its options with the same math, for its largest node budget.
 
 use std::fmt;
 use std::time::Duration;
 
-use super::cadence::{MIN_DEFAULT_WINDOW_MS, MIN_REFRESH_INTERVAL_MS};
-use super::JsNumber;
-
-/// The longest stale window this library runs with: 7 days. A longer one is a mistake (a rate
-/// per hour given as per second) and would put refresh deadlines past what timers can hold.
-pub const MAX_STALE_WINDOW_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+use super::window::{ceiling_seconds, stale_window_seconds, MAX_STALE_WINDOW_SECONDS};
+use crate::rules::cadence::{MIN_DEFAULT_WINDOW_MS, MIN_REFRESH_INTERVAL_MS};
+use crate::rules::JsNumber;
 
 /// The `budget` options as given (already type-checked: finite numbers).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,7 +21,7 @@ pub struct BudgetInput {
     pub nodes: Option<f64>,
     /// This node's share of b, given directly (0 < share ≤ 1).
     pub share: Option<f64>,
-    /// Optional lower cap on the stale window, seconds.
+    /// Optional cap on the stale window, seconds (see [`stale_window_seconds`]).
     pub max_stale_seconds: Option<f64>,
 }
 
@@ -31,7 +30,7 @@ pub struct BudgetInput {
 pub struct Budget {
     /// b × share: the units this node may admit on unverified evidence.
     pub node_budget_units: f64,
-    /// w = node budget / r (or `maxStaleSeconds`): how long evidence stays usable.
+    /// w = min(node budget / r, `maxStaleSeconds`): how long evidence stays usable.
     pub stale_window: Duration,
     /// r, as given.
     pub max_units_per_second: f64,
@@ -43,11 +42,6 @@ impl Budget {
     pub fn ceiling_seconds(&self) -> f64 {
         ceiling_seconds(self.node_budget_units, self.max_units_per_second)
     }
-}
-
-/// node budget / r: how long admitting at the full rate takes to spend the node budget.
-pub fn ceiling_seconds(node_budget_units: f64, max_units_per_second: f64) -> f64 {
-    node_budget_units / max_units_per_second
 }
 
 /// Why a budget is not acceptable. Each names the option at fault (`option()`).
@@ -64,12 +58,8 @@ pub enum BudgetError {
         value: f64,
     },
     NodesAndShare,
-    MaxStaleAboveCeiling {
-        value: f64,
-        ceiling: f64,
-    },
-    /// The window (node budget / r, or `maxStaleSeconds`) is longer than
-    /// [`MAX_STALE_WINDOW_SECONDS`].
+    /// `given`: `maxStaleSeconds` itself is longer than [`MAX_STALE_WINDOW_SECONDS`]; otherwise
+    /// the window node budget / r is, with no cap given.
     WindowTooLong {
         window_seconds: f64,
         given: bool,
@@ -77,6 +67,7 @@ pub enum BudgetError {
     /// node budget / r is not a finite number (b near the largest float, r near zero).
     CeilingOverflows,
     /// The window is no longer than [`MIN_REFRESH_INTERVAL_MS`]: no cadence fits in it.
+    /// `given`: the cap `maxStaleSeconds` set it.
     WindowTooShort {
         window_seconds: f64,
         given: bool,
@@ -91,7 +82,6 @@ impl BudgetError {
             BudgetError::NodesNotWhole { .. } => "budget.nodes",
             BudgetError::ShareOutOfRange { .. } => "budget.share",
             BudgetError::NodesAndShare => "budget.share",
-            BudgetError::MaxStaleAboveCeiling { .. } => "budget.maxStaleSeconds",
             BudgetError::WindowTooLong { .. } => "budget.maxStaleSeconds",
             BudgetError::CeilingOverflows => "budget.maxUnitsPerSecond",
             BudgetError::WindowTooShort { given: true, .. } => "budget.maxStaleSeconds",
@@ -122,11 +112,6 @@ impl BudgetError {
             BudgetError::NodesAndShare => {
                 "give either budget.nodes or budget.share, not both".to_owned()
             }
-            BudgetError::MaxStaleAboveCeiling { value, ceiling } => format!(
-                "must be at most node budget / maxUnitsPerSecond = {ceiling} s \
-                 (got {}); a longer window would let this node pass its share of the ceiling",
-                JsNumber(*value)
-            ),
             BudgetError::WindowTooLong {
                 window_seconds,
                 given: true,
@@ -197,10 +182,10 @@ fn require_positive(option: &'static str, value: f64) -> Result<f64, BudgetError
     }
 }
 
-/// The budget math (README): node budget = b × share; w = node budget / r, lowered to `maxStaleSeconds`.
-/// A `maxStaleSeconds` above node budget / r contradicts the ceiling and is refused, and so is
-/// a window longer than [`MAX_STALE_WINDOW_SECONDS`] (it also bounds every later conversion of
-/// the window to a `Duration`).
+/// The budget math (README): node budget = b × share; w = min(node budget / r,
+/// `maxStaleSeconds`) ([`stale_window_seconds`]). A cap longer than
+/// [`MAX_STALE_WINDOW_SECONDS`] is refused, and so is a window longer than that (it also bounds
+/// every later conversion of the window to a `Duration`) or too short for any cadence.
 pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     let b = require_positive("budget.unverifiedUnits", input.fleet_ceiling_units)?;
     let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
@@ -209,27 +194,27 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     if !ceiling.is_finite() {
         return Err(BudgetError::CeilingOverflows);
     }
-    let window_seconds = match input.max_stale_seconds {
-        None => ceiling,
-        Some(value) => {
-            let value = require_positive("budget.maxStaleSeconds", value)?;
-            if value > ceiling {
-                return Err(BudgetError::MaxStaleAboveCeiling { value, ceiling });
-            }
-            value
-        }
-    };
-    let given = input.max_stale_seconds.is_some();
+    let cap = input
+        .max_stale_seconds
+        .map(|value| require_positive("budget.maxStaleSeconds", value))
+        .transpose()?;
+    if let Some(cap) = cap.filter(|cap| *cap > MAX_STALE_WINDOW_SECONDS) {
+        return Err(BudgetError::WindowTooLong {
+            window_seconds: cap,
+            given: true,
+        });
+    }
+    let window_seconds = stale_window_seconds(node_budget_units, r, cap);
     if window_seconds > MAX_STALE_WINDOW_SECONDS {
         return Err(BudgetError::WindowTooLong {
             window_seconds,
-            given,
+            given: false,
         });
     }
     if window_seconds * 1000.0 <= MIN_REFRESH_INTERVAL_MS {
         return Err(BudgetError::WindowTooShort {
             window_seconds,
-            given,
+            given: window_seconds < ceiling,
         });
     }
     Ok(Budget {
@@ -311,27 +296,23 @@ mod tests {
 
     #[test]
     fn max_stale_lowers_the_window_but_never_raises_it() {
-        let lowered = compute_budget(&BudgetInput {
-            max_stale_seconds: Some(4.0),
-            ..seed_input()
-        });
-        assert_eq!(lowered.unwrap().stale_window, Duration::from_secs(4));
-        let equal = compute_budget(&BudgetInput {
-            max_stale_seconds: Some(5.0),
-            ..seed_input()
-        });
-        assert_eq!(equal.unwrap().stale_window, Duration::from_secs(5));
-        let above = compute_budget(&BudgetInput {
-            max_stale_seconds: Some(6.0),
-            ..seed_input()
-        });
-        assert_eq!(
-            above.unwrap_err(),
-            BudgetError::MaxStaleAboveCeiling {
-                value: 6.0,
-                ceiling: 5.0
-            }
-        );
+        for (cap, window) in [(4.0, 4.0), (5.0, 5.0), (6.0, 5.0), (1e5, 5.0)] {
+            let budget = compute_budget(&BudgetInput {
+                max_stale_seconds: Some(cap),
+                ..seed_input()
+            })
+            .unwrap();
+            assert_eq!(
+                budget.stale_window,
+                Duration::from_secs_f64(window),
+                "{cap}"
+            );
+            assert_eq!(
+                budget.stale_window.as_secs_f64(),
+                stale_window_seconds(budget.node_budget_units, 20.0, Some(cap)),
+                "the one window rule, shared with the fleet (lease.rs)"
+            );
+        }
     }
 
     #[test]
