@@ -480,6 +480,12 @@ pub static INSPECT_AUTHORITY: Group = Group {
     ..GROUP
 };
 
+/// What the `logger` option must be. The config checks that it is an object; its methods are
+/// checked where they can be seen (a pino logger keeps them on its prototype), by the binding
+/// (`crate::bindings::logger`).
+pub const LOGGER_RULE: &str =
+    "must be an object with info, warn and error methods (pino-style: (obj, msg))";
+
 /// The logger's methods; the binding checks them (`crate::bindings::logger`).
 const LOG_METHOD: Opt = Opt {
     kind: Kind::Function("(obj: object, msg: string) => void"),
