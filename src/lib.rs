@@ -26,6 +26,9 @@ pub mod runtime;
 pub mod secret;
 pub mod shared_sentinel;
 
+#[cfg(test)]
+mod module_graph_tests;
+
 // Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
 // napi-rs registers nothing).
 pub use bindings::{compute_budget, native_noop, BreakerCore, BudgetAnswer, Sentinel};
