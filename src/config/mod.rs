@@ -18,8 +18,8 @@ mod schema_tests;
 mod tests;
 
 pub use authority::{AuthorityConfig, HttpAuthorityConfig};
-pub use breaker::{parse_circuit_breaker, CircuitBreakerConfig};
-pub use fleet::{ClientCertificate, FleetConfig, FleetTls};
+pub use breaker::parse_circuit_breaker;
+pub use fleet::FleetConfig;
 pub use method_options::{parse_metrics_options, parse_when_ready};
 
 use crate::options::catalog::{LOGGER_RULE, SENTINEL};

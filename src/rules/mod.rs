@@ -17,11 +17,11 @@ pub mod sentinel_state;
 pub mod stale_window;
 
 pub use budget::BudgetSource;
-pub use cadence::{Cadence, CadenceError, CadenceInput, CadencePlan};
-pub use evidence::{Denial, Evidence, Outcome};
+pub use cadence::{Cadence, CadencePlan};
+pub use evidence::Outcome;
 pub use readiness::{Readiness, Reason, Status};
-pub use sentinel_state::{RefreshTicket, SentinelState};
-pub use stale_window::{Budget, BudgetError, BudgetInput};
+pub use sentinel_state::SentinelState;
+pub use stale_window::Budget;
 
 /// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
 pub struct JsNumber(pub f64);
