@@ -193,9 +193,9 @@ describe('examples/Dockerfile', () => {
     if (seen.has(script)) return;
     seen.add(script);
     assert.ok(image.has(script), `${script}: the image has no such file (copied: ${[...image.keys()].filter((p) => !p.includes('/') || p.startsWith('examples/')).join(', ')})`);
-    // index.js is napi-rs's loader: it requires the one .node of this platform (checked below)
+    // binding.js is napi-rs's loader: it requires the one .node of this platform (checked below)
     // and names every other platform's package, which no image needs.
-    if (script === 'index.js') return;
+    if (script === 'binding.js') return;
     const source = readFileSync(join(repo, image.get(script)), 'utf8');
     for (const [, spec] of source.matchAll(/(?:\bfrom\s+|\brequire\(|\bimport\()\s*['"]([^'"]+)['"]/g)) {
       if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
@@ -232,8 +232,8 @@ describe('examples/Dockerfile', () => {
     assert.equal(cmd[0], 'node');
     assert.ok(existsSync(join(repo, image.get(cmd[1]) ?? cmd[1])), `CMD runs ${cmd[1]}, which is not in the repository`);
     assertRunnable(cmd[1]);
-    assert.ok(image.has(`${pkg.napi.binaryName}.linux-x64-gnu.node`), 'the built addon (npm run build) is copied next to index.js');
-    assert.ok(image.has('index.js'));
+    assert.ok(image.has(`${pkg.napi.binaryName}.linux-x64-gnu.node`), 'the built addon (npm run build) is copied next to binding.js');
+    assert.ok(image.has('binding.js'));
   });
 
   test('docker stop: docs/kubernetes.md and the Dockerfile give a stop timeout longer than drain + shutdown timeout', () => {

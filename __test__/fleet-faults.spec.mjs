@@ -14,7 +14,7 @@ import { stoppedBy } from './helpers/redis.mjs';
 import { readExposition } from './helpers/exposition.mjs';
 import { cleanups, now, pollUntil, quietPeriod, recordTransitions, sentinelPool } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../index.js');
+const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 let names = 0;
 const fleetName = () => `ss-faults:${process.pid}.${(names += 1)}`;

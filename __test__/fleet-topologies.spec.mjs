@@ -21,7 +21,7 @@ import { cleanups, pollUntil, quietPeriod, sentinelPool } from './helpers/wait.m
 import { B, R } from './helpers/fleet-numbers.mjs';
 import { allLeased, assertCeiling, cutWithEmptyLedgers, epoch, fleetScope } from './helpers/fleet-nodes.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../index.js');
+const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 const MAX_NODES = 4;
 const MAX_WINDOW_MS = (B / R) * 1000;

@@ -33,7 +33,7 @@ import {
 } from './helpers/wait.mjs';
 import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, RENEW_MAX_MS } from './helpers/fleet-numbers.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../index.js');
+const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
 const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'liveNodes', 'maxNodes', 'mode', 'nodeBudgetUnits', 'redisError'];

@@ -22,7 +22,7 @@ import {
   withTimeout,
 } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../index.js');
+const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 const READINESS_KEYS = ['evidenceAgeSeconds', 'httpStatus', 'reason', 'status'];
 const EVENT_KEYS = ['evidenceAgeSeconds', 'from', 'reason', 'to'];

@@ -1,6 +1,6 @@
 // Compile-time checks of the metrics typings: `metrics({ format })` and the prom-client bridge's
 // `collect(sentinel, registry, { labels })`. Every `// @ts-expect-error` line must be an error.
-import { Sentinel } from '../index.js';
+import { Sentinel } from '../binding.js';
 import { collect } from '../js/prom-client.js';
 import { Registry } from 'prom-client';
 

@@ -54,7 +54,7 @@ const lockedVersion = (name) => {
 
 /** The kinds of file a user needs; anything else in the tarball is a packaging mistake. */
 const ALLOWED = [
-  /^index\.js$/, /^index\.d\.ts$/, /^js\/[^/]+\.js$/, /^js\/[^/]+\.d\.ts$/, /^README\.md$/, /^LICENSE$/, /^package\.json$/,
+  /^binding\.js$/, /^binding\.d\.ts$/, /^js\/[^/]+\.js$/, /^js\/[^/]+\.d\.ts$/, /^README\.md$/, /^LICENSE$/, /^package\.json$/,
   // The Rust sources, for `npx spend-sentinel build-from-source` on platforms without a prebuilt binary.
   /^Cargo\.(toml|lock)$/, /^build\.rs$/, /^src\/([a-z_]+\/)*[a-z_]+\.(rs|lua)$/,
 ];
@@ -111,7 +111,7 @@ function reachable(entries, files, readPacked, extensions) {
     if (seen.has(file)) continue;
     seen.add(file);
     for (const spec of relativeImports(readPacked(file))) {
-      if (file === 'index.js' && OPTIONAL_LOADER_CANDIDATE.test(spec)) continue;
+      if (file === 'binding.js' && OPTIONAL_LOADER_CANDIDATE.test(spec)) continue;
       const base = posix.normalize(posix.join(posix.dirname(file), spec));
       const stem = base.replace(/\.(js|d\.ts)$/, '');
       const target = [base, ...extensions.map((ext) => stem + ext)].find((candidate) => files.includes(candidate));
@@ -175,12 +175,12 @@ describe('the packed package, installed into a new project', () => {
 
   test('npm pack ships the loader, typings, JS helpers, README, LICENSE and package.json, nothing else', () => {
     const unexpected = main.paths.filter((p) => !ALLOWED.some((re) => re.test(p)));
-    assert.deepEqual(unexpected, [], 'files outside index.js, index.d.ts, js/*.js, js/*.d.ts, README.md, LICENSE, package.json and the Rust sources');
+    assert.deepEqual(unexpected, [], 'files outside binding.js, binding.d.ts, js/*.js, js/*.d.ts, README.md, LICENSE, package.json and the Rust sources');
 
     const exportTargets = Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)));
     const required = [
-      'index.js',
-      'index.d.ts',
+      'binding.js',
+      'binding.d.ts',
       'README.md',
       'LICENSE',
       'package.json',
@@ -361,7 +361,7 @@ describe('the packed package, installed into a new project', () => {
     // The typings came from the installed tarball, not from this checkout.
     const files = await mustRun('tsc --listFilesOnly', process.execPath, [tsc, '-p', 'tsconfig.json', '--listFilesOnly'], { cwd: consumer, timeoutMs: 60_000 });
     const ours = files.stdout.split('\n').filter((f) => /\/spend-sentinel\//.test(f));
-    for (const typing of ['index.d.ts', 'js/main.d.ts', 'js/option-types.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
+    for (const typing of ['binding.d.ts', 'js/main.d.ts', 'js/option-types.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
       assert.ok(ours.includes(join(consumer, 'node_modules', 'spend-sentinel', typing)), `${typing} read from the installed package`);
     }
     assert.deepEqual(ours.filter((f) => !f.startsWith(join(consumer, 'node_modules'))), [], 'no typing from outside the consumer');

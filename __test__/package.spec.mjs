@@ -3,11 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runNode, runCommand } from './helpers/wait.mjs';
 import { PUBLIC_API, INTERNAL, namedKeys } from './helpers/public-api.mjs';
+import { GENERATED, changedSince, readGenerated } from '../scripts/build.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../', import.meta.url);
@@ -20,7 +23,7 @@ test('require and import by package name expose the same Sentinel', async () => 
   assert.equal(esm.Sentinel, cjs.Sentinel);
 });
 
-test('every entry point exports exactly the public names, in CJS and ESM; no internal leaks from index.js', async () => {
+test('every entry point exports exactly the public names, in CJS and ESM; no internal leaks from binding.js', async () => {
   const entries = Object.keys(json('package.json').exports).filter((k) => k !== './package.json').map((k) => `spend-sentinel${k.slice(1)}`);
   assert.deepEqual(entries.sort(), Object.keys(PUBLIC_API).sort(), 'PUBLIC_API lists every entry point of "exports"');
   for (const [entry, names] of Object.entries(PUBLIC_API)) {
@@ -57,7 +60,7 @@ test('the framework entry points load by name, in CJS and ESM, with their typing
 test('the published file list carries the JavaScript glue, its typings and the CLI', () => {
   const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
   const files = JSON.parse(out)[0].files.map((f) => f.path);
-  const expected = ['index.js', 'index.d.ts', 'js/express.js', 'js/fastify.js', 'js/cli.js', 'js/common.d.ts', 'js/express.d.ts', 'js/fastify.d.ts'];
+  const expected = ['binding.js', 'binding.d.ts', 'js/express.js', 'js/fastify.js', 'js/cli.js', 'js/common.d.ts', 'js/express.d.ts', 'js/fastify.d.ts'];
   for (const f of expected) assert.ok(files.includes(f), `${f} is packed`);
   assert.deepEqual(
     files.filter((f) => /^(__test__|examples|bench|target|scripts|docs)\//.test(f) || (f.startsWith('src/') && !/\.(rs|lua)$/.test(f))),
@@ -67,10 +70,33 @@ test('the published file list carries the JavaScript glue, its typings and the C
   for (const f of ['Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) assert.ok(files.includes(f), `${f} is packed (build-from-source compiles it)`);
 });
 
+test('napi build names its loader and typings binding.js and binding.d.ts, apart from the hand-written entry js/main.js', () => {
+  const pkg = json('package.json');
+  assert.deepEqual(GENERATED, { js: 'binding.js', dts: 'binding.d.ts' });
+  assert.ok(pkg.scripts['build:debug'].endsWith('--js binding.js --dts binding.d.ts'), pkg.scripts['build:debug']);
+  for (const name of Object.values(GENERATED)) assert.ok(pkg.files.includes(name), `${name} is in package.json's files`);
+  for (const name of ['index.js', 'index.d.ts']) assert.ok(!existsSync(new URL(name, root)), `no ${name} at the root`);
+  assert.equal(pkg.main, 'js/main.js');
+});
+
+test('npm run build tells the generated files it changed from those it left as they were', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spend-sentinel-generated-'));
+  try {
+    writeFileSync(join(dir, GENERATED.js), 'loader');
+    const before = readGenerated(dir);
+    assert.deepEqual(changedSince(before), []);
+    writeFileSync(join(dir, GENERATED.dts), 'typings');
+    writeFileSync(join(dir, GENERATED.js), 'loader, regenerated');
+    assert.deepEqual(changedSince(before).map(({ name }) => name), [GENERATED.js, GENERATED.dts]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the linux-x64-gnu package is the one the loader falls back to', () => {
   const platform = json('npm/linux-x64-gnu/package.json');
-  const loader = readFileSync(new URL('index.js', root), 'utf8');
-  assert.ok(loader.includes(`require('${platform.name}')`), `index.js requires ${platform.name}`);
+  const loader = readFileSync(new URL('binding.js', root), 'utf8');
+  assert.ok(loader.includes(`require('${platform.name}')`), `binding.js requires ${platform.name}`);
   assert.equal(platform.version, json('package.json').version);
   assert.equal(platform.main, `${json('package.json').napi.binaryName}.linux-x64-gnu.node`);
   assert.deepEqual([platform.os, platform.cpu, platform.libc], [['linux'], ['x64'], ['glibc']]);
@@ -112,7 +138,7 @@ test('the load-failure message names the platform found, the supported one, the 
 test('js/main.js and js/breaker.js load the addon only through js/native.js', () => {
   for (const file of ['js/main.js', 'js/breaker.js']) {
     const text = readFileSync(new URL(file, root), 'utf8');
-    assert.doesNotMatch(text, /require\(\s*['"]\.\.\/index(\.js)?['"]\s*\)/, `${file} does not require index.js directly`);
+    assert.doesNotMatch(text, /require\(\s*['"]\.\.\/binding(\.js)?['"]\s*\)/, `${file} does not require binding.js directly`);
     assert.match(text, /require\(\s*['"]\.\/native['"]\s*\)/, `${file} requires ./native`);
   }
 });

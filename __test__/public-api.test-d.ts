@@ -1,7 +1,7 @@
-// Compile-time checks that the public typings expose the public API only: index.d.ts (generated
+// Compile-time checks that the public typings expose the public API only: binding.d.ts (generated
 // by napi build) also declares internals, which js/main.d.ts must not re-export. Each
 // `// @ts-expect-error` must be an error (else TS2578 fails tsc).
-// @ts-expect-error internal: the benchmarks' baseline (bench/ requires ../index.js)
+// @ts-expect-error internal: the benchmarks' baseline (bench/ requires ../binding.js)
 import { nativeNoop } from 'spend-sentinel';
 // @ts-expect-error internal: the native half of CircuitBreaker
 import type { BreakerCore } from 'spend-sentinel';

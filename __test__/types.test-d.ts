@@ -1,8 +1,8 @@
-// Compile-time checks of the public typings (index.d.ts). Run:
+// Compile-time checks of the public typings (binding.d.ts). Run:
 //   npx tsc -p __test__/tsconfig.json --noEmit
 // Every `// @ts-expect-error` line must be an error; if the typings are too loose the directive is
 // unused and tsc fails with TS2578.
-import { Sentinel } from '../index.js';
+import { Sentinel } from '../binding.js';
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 

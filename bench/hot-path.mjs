@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { measure, printRatios } from './measure.mjs';
 
-const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = createRequire(import.meta.url)('../index.js');
+const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = createRequire(import.meta.url)('../binding.js');
 
 const CALLS = 2_000_000;
 const RUNS = 7;

@@ -1,5 +1,5 @@
 // Types shared by spend-sentinel/express and spend-sentinel/fastify.
-import type { Sentinel, ReadinessReason } from '../index';
+import type { Sentinel, ReadinessReason } from '../binding';
 
 /** Options of the three probe routes (`probes()` for Express, the Fastify plugin). */
 export interface ProbeOptions {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { RequestHandler, Request } from 'express';
-import type { Sentinel } from '../index';
+import type { Sentinel } from '../binding';
 import type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle } from './common';
 
 export type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle, NotAdmittedBody } from './common';

@@ -10,7 +10,7 @@ import type {
   RouteGenericInterface,
   preHandlerAsyncHookHandler,
 } from 'fastify';
-import type { Sentinel } from '../index';
+import type { Sentinel } from '../binding';
 import type * as common from './common';
 
 /** The plugin: `await app.register(spendSentinel, { sentinel, ...probeOptions })`. */

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { Sentinel } from '../index';
+import type { Sentinel } from '../binding';
 
 export interface CollectOptions {
   /**

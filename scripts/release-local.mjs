@@ -58,8 +58,8 @@ function main() {
     fail(`npm/linux-x64-gnu/package.json has version ${platformPkg.version}, package.json ${pkg.version}: they must be equal (the loader checks)`);
   }
   if (platformPkg.main !== binaryName) fail(`npm/linux-x64-gnu/package.json's main is ${platformPkg.main}, not ${binaryName}`);
-  if (!readFileSync(join(root, 'index.js'), 'utf8').includes(`require('${platformPkg.name}')`)) {
-    fail(`index.js does not load ${platformPkg.name}: run npm run build`);
+  if (!readFileSync(join(root, 'binding.js'), 'utf8').includes(`require('${platformPkg.name}')`)) {
+    fail(`binding.js does not load ${platformPkg.name}: run npm run build`);
   }
 
   if (!opts['no-build']) {

@@ -9,22 +9,27 @@
 // Tests compare floats exactly on purpose: they check values computed from exact inputs.
 #![cfg_attr(test, allow(clippy::float_cmp))]
 
-pub mod authority;
+// Crate-private: nothing links this crate as a library (Node loads the cdylib; the rlib is only
+// for `cargo test`), so only what the `#[napi]` items reach is alive, and rustc says what is not.
+mod authority;
 mod bindings;
-pub mod breaker_registry;
-pub mod clock;
-pub mod config;
-pub mod fleet;
+mod breaker_registry;
+mod clock;
+mod config;
+mod fleet;
 mod js_thread;
-pub mod logging;
-pub mod metrics;
-pub mod numbers;
-pub mod options;
-pub mod refresher;
-pub mod rules;
-pub mod runtime;
-pub mod secret;
-pub mod shared_sentinel;
+mod logging;
+mod metrics;
+mod numbers;
+mod options;
+mod refresher;
+mod rules;
+mod runtime;
+mod secret;
+mod shared_sentinel;
+
+#[cfg(test)]
+mod module_graph_tests;
 
 // Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
 // napi-rs registers nothing).

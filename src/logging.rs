@@ -8,14 +8,24 @@
 use std::time::Duration;
 
 use crate::numbers::u64_as_f64;
-use crate::refresher::Task;
 use crate::rules::fleet::FleetEvent;
 use crate::rules::{Outcome, Readiness, Reason, Status};
 
-/// What the `logger` option must be. The config checks that it is an object; its methods are
-/// checked where they can be seen (a pino logger keeps them on its prototype).
-pub const LOGGER_RULE: &str =
-    "must be an object with info, warn and error methods (pino-style: (obj, msg))";
+/// The tasks a sentinel runs (the refresher's), named for logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    Refresh,
+    Transitions,
+}
+
+impl Task {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Task::Refresh => "refresh",
+            Task::Transitions => "transitions",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use crate::authority::Authority;
 use crate::clock;
+use crate::logging::Task;
 use crate::rules::breaker::{Breaker, BreakerSettings};
 use crate::rules::fleet::FleetEvent;
 use crate::rules::sentinel_state::Lifecycle;
@@ -34,22 +35,6 @@ pub trait SentinelObserver: Send + Sync + 'static {
     fn task_failed(&self, task: Task);
     /// The fleet changed in a way the logger hears of.
     fn fleet_event(&self, _event: &FleetEvent) {}
-}
-
-/// The tasks a sentinel runs, named for logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Task {
-    Refresh,
-    Transitions,
-}
-
-impl Task {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Task::Refresh => "refresh",
-            Task::Transitions => "transitions",
-        }
-    }
 }
 
 /// Starts refreshing at once: the first refresh is not delayed. With `breaker` settings every

@@ -5,9 +5,9 @@ use reqwest::header::{HeaderName, HeaderValue, ACCEPT};
 use reqwest::{Client, Url};
 
 use super::answer::{outcome_of_body, outcome_of_status, MAX_BODY_BYTES};
+use super::client::{client_builder, shared_client};
 use crate::config::HttpAuthorityConfig;
 use crate::rules::Outcome;
-use crate::runtime;
 use crate::secret::Secret;
 
 pub struct HttpAuthority {
@@ -23,10 +23,10 @@ impl HttpAuthority {
     /// Shares the process-wide client unless `caPem` needs a client of its own.
     pub fn new(config: HttpAuthorityConfig) -> Result<Self, reqwest::Error> {
         let client = match &config.ca_pem {
-            None => runtime::shared_client().clone(),
+            None => shared_client().clone(),
             Some(pem) => reqwest::Certificate::from_pem_bundle(pem.as_bytes())?
                 .into_iter()
-                .fold(runtime::client_builder(), |builder, cert| {
+                .fold(client_builder(), |builder, cert| {
                     builder.add_root_certificate(cert)
                 })
                 .build()?,

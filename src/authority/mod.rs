@@ -2,6 +2,7 @@
 //! authority said, mapping every failure to `Indeterminate`.
 
 pub mod answer;
+mod client;
 pub mod dns;
 pub mod http;
 pub mod js;

@@ -5,7 +5,8 @@ use napi::bindgen_prelude::*;
 
 use super::errors::{self, Kind};
 use super::types::millisecond_seconds;
-use crate::logging::{Field, Level, Line, LOGGER_RULE};
+use crate::logging::{Field, Level, Line};
+use crate::options::catalog::LOGGER_RULE;
 
 pub struct JsLogger(ObjectRef<false>);
 

@@ -1,4 +1,4 @@
-//! JavaScript-facing shapes. Doc comments here become the JSDoc of `index.d.ts`.
+//! JavaScript-facing shapes. Doc comments here become the JSDoc of `binding.d.ts`.
 
 use napi::bindgen_prelude::{Either, Null};
 use napi_derive::napi;

@@ -18,12 +18,11 @@ mod schema_tests;
 mod tests;
 
 pub use authority::{AuthorityConfig, HttpAuthorityConfig};
-pub use breaker::{parse_circuit_breaker, CircuitBreakerConfig};
-pub use fleet::{ClientCertificate, FleetConfig, FleetTls};
+pub use breaker::parse_circuit_breaker;
+pub use fleet::FleetConfig;
 pub use method_options::{parse_metrics_options, parse_when_ready};
 
-use crate::logging::LOGGER_RULE;
-use crate::options::catalog::SENTINEL;
+use crate::options::catalog::{LOGGER_RULE, SENTINEL};
 use crate::options::{error, ConfigError, RawValue, Section};
 use crate::rules::breaker::BreakerSettings;
 use crate::rules::{Budget, BudgetSource, CadencePlan};

@@ -30,7 +30,8 @@ const GROUP: Group = Group {
     keys: Keys::Closed,
 };
 
-/// Every group, in the order of `js/option-types.d.ts`.
+/// Every group, in the order of `js/option-types.d.ts` (read by its generator, a test).
+#[cfg(test)]
 pub static ALL: &[&Group] = &[
     &SENTINEL,
     &BUDGET,
@@ -49,13 +50,15 @@ pub static ALL: &[&Group] = &[
 /// A documentation table: the options of these groups, in `page` (a path from the repository
 /// root) between `<!-- options:begin NAME -->` and `<!-- options:end NAME -->`. An option whose
 /// nested groups are all in the same table gets no row of its own. Links in `doc` and `rule` texts
-/// are relative to docs/, where every table lives.
+/// are relative to docs/, where every table lives. Read by their generator, a test.
+#[cfg(test)]
 pub struct DocTable {
     pub name: &'static str,
     pub page: &'static str,
     pub groups: &'static [&'static Group],
 }
 
+#[cfg(test)]
 pub static DOC_TABLES: &[DocTable] = &[
     DocTable {
         name: "sentinel",
@@ -484,6 +487,12 @@ pub static INSPECT_AUTHORITY: Group = Group {
     }],
     ..GROUP
 };
+
+/// What the `logger` option must be. The config checks that it is an object; its methods are
+/// checked where they can be seen (a pino logger keeps them on its prototype), by the binding
+/// (`crate::bindings::logger`).
+pub const LOGGER_RULE: &str =
+    "must be an object with info, warn and error methods (pino-style: (obj, msg))";
 
 /// The logger's methods; the binding checks them (`crate::bindings::logger`).
 const LOG_METHOD: Opt = Opt {

@@ -10,7 +10,7 @@ const TYPINGS_HEADER: &str = "\
 // Generated from the option schema (src/options/catalog.rs): edit it there, then run
 // `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` to rewrite this file and the option
 // tables of docs/.
-import type { RefreshOutcome } from '../index';
+import type { RefreshOutcome } from '../binding';
 import type { FallbackInfo } from './breaker';
 ";
 

@@ -14,12 +14,12 @@ pub mod readiness;
 pub mod rolling;
 pub mod sentinel_state;
 
-pub use budget::fixed::{Budget, BudgetError, BudgetInput};
+pub use budget::fixed::Budget;
 pub use budget::BudgetSource;
-pub use cadence::{Cadence, CadenceError, CadenceInput, CadencePlan};
-pub use evidence::{Denial, Evidence, Outcome};
+pub use cadence::{Cadence, CadencePlan};
+pub use evidence::Outcome;
 pub use readiness::{Readiness, Reason, Status};
-pub use sentinel_state::{RefreshTicket, Refusal, SentinelState};
+pub use sentinel_state::{Refusal, SentinelState};
 
 /// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
 pub struct JsNumber(pub f64);

@@ -171,12 +171,12 @@ mod tests {
     /// the compiler holds to every variant; this holds its strings and order to `Reason::ALL`.
     #[test]
     fn the_typings_name_every_reason_in_order() {
-        let typings = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/index.d.ts"))
-            .expect("index.d.ts is readable");
+        let typings = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/binding.d.ts"))
+            .expect("binding.d.ts is readable");
         let union = typings
             .lines()
             .find_map(|l| l.strip_prefix("export type ReadinessReason = "))
-            .expect("index.d.ts declares ReadinessReason");
+            .expect("binding.d.ts declares ReadinessReason");
         let named: Vec<&str> = union.split(" | ").map(|s| s.trim_matches('\'')).collect();
         let ours: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
         assert_eq!(named, ours);

@@ -45,12 +45,6 @@ pub struct RefreshTicket {
     ledger_mark: f64,
 }
 
-impl RefreshTicket {
-    pub fn sent_at(&self) -> Duration {
-        self.sent_at
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct SentinelState {
     budget: BudgetSource,
@@ -101,8 +95,9 @@ impl SentinelState {
         })
     }
 
-    /// The admission rules (README): admits `units` (already checked by [`super::ledger::units`]) when
-    /// [`SentinelState::try_admit`] does. A refusal changes nothing.
+    /// The tests' shorthand for [`SentinelState::try_admit`] (the admission rules, README): whether
+    /// it admitted `units`.
+    #[cfg(test)]
     pub fn admit(&mut self, units: f64, now: Duration) -> bool {
         self.try_admit(units, now).is_ok()
     }
@@ -571,7 +566,7 @@ mod tests {
                         if let Some(ticket) = in_flight.take() {
                             state.refresh_answered(ticket, outcome);
                             if outcome == Outcome::Valid {
-                                evidence_time = Some(ticket.sent_at());
+                                evidence_time = Some(ticket.sent_at);
                             }
                         }
                     }

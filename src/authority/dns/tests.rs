@@ -17,7 +17,7 @@ use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
 
 use super::AsyncResolver;
-use crate::runtime;
+use crate::authority::client::client_builder;
 
 /// Set in the child's environment: run the body there instead of starting another child.
 const CHILD: &str = "SPEND_SENTINEL_DNS_TEST_CHILD";
@@ -79,7 +79,7 @@ fn silent_nameserver() {
         let config = only_nameserver(silent.local_addr().unwrap().port());
         let queries = Arc::new(AtomicUsize::new(0));
         tokio::spawn(read_forever(silent, queries.clone()));
-        let client = runtime::client_builder()
+        let client = client_builder()
             .dns_resolver(Arc::new(AsyncResolver::with_config(config)))
             .build()
             .unwrap();

@@ -25,7 +25,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub use node::{Applied, Confirm, FleetNode, Local};
-pub use reply::{FleetReply, Grant, MalformedReply};
-pub use request::{Known, ReleaseRequest, RenewRequest};
+pub use node::{Confirm, FleetNode, Local};
+pub use reply::FleetReply;
+pub use request::{ReleaseRequest, RenewRequest};
 pub use status::{ErrorKind, FleetEvent, FleetStatus, Mode};

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use super::node::Applied;
+use super::reply::Grant;
+use super::request::Known;
 use super::*;
 use crate::rules::budget::lease::{example_shape, FleetShape, Lease};
 
