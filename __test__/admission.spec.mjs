@@ -342,10 +342,14 @@ for (const fw of FRAMEWORKS) {
   });
 
   describe(`${fw.name}: probes bypass throttles, auth and CORS`, () => {
-    /** Ready on an always-valid authority; a 10 s window so a busy event loop cannot age it out. */
+    /**
+     * Ready on an always-valid authority; a 10 s window so a busy event loop cannot age it out,
+     * and a 5 s refresh timeout so it cannot make a refresh inconclusive either (the 2000 probes
+     * keep the loop that answers `inspect` busy; on a loaded machine that took over 300 ms).
+     */
     async function guardedApp() {
       const auth = scriptedAuthority('valid');
-      const sentinel = pool.make(fastOptions(auth, { budget: { maxUnitsPerSecond: 10 } }));
+      const sentinel = pool.make(fastOptions(auth, { budget: { maxUnitsPerSecond: 10 }, refresh: { timeoutMs: 5000 } }));
       await withTimeout(sentinel.whenReady(), 3000, 'the sentinel to become ready');
       return startApp(fw, sentinel, { guarded: true });
     }
