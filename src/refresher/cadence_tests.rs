@@ -198,6 +198,19 @@ fn grant_until(deadline: Duration) -> Option<Lease> {
     })
 }
 
+/// Opens for 5 s, doubling to 40 s; trials are settled by the refresh timeout first.
+fn breaker_settings() -> BreakerSettings {
+    BreakerSettings {
+        failure_threshold: 0,
+        failure_rate_threshold: 0.0,
+        rolling_window: Duration::from_secs(10),
+        minimum_calls: 0,
+        open: Duration::from_secs(5),
+        max_open: Duration::from_secs(40),
+        trial_timeout: Duration::from_secs(10),
+    }
+}
+
 const FLOOR_PAUSES: (Duration, Duration) = (Duration::from_millis(375), Duration::from_millis(625));
 const LEASED_PAUSES: (Duration, Duration) =
     (Duration::from_millis(1875), Duration::from_millis(3125));
@@ -282,12 +295,7 @@ async fn without_a_breaker_failures_bring_no_backoff_the_next_refresh_follows_th
 async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_wait() {
     let settings = BreakerSettings {
         failure_threshold: 2,
-        failure_rate_threshold: 0.0,
-        rolling_window: Duration::from_secs(10),
-        minimum_calls: 0,
-        open: Duration::from_secs(5),
-        max_open: Duration::from_secs(40),
-        trial_timeout: Duration::from_secs(10),
+        ..breaker_settings()
     };
     // One refresh a second; the first answer is valid, every later one inconclusive.
     let mut refresher = Loop::start(
@@ -332,6 +340,32 @@ async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_w
         secs(16),
         secs(20),
         "after two failed trials",
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn refreshes_that_time_out_trip_the_breaker_like_failures() {
+    let settings = BreakerSettings {
+        failure_threshold: 2,
+        ..breaker_settings()
+    };
+    let mut refresher = Loop::start(
+        seed_state(),
+        fixed(1000, 1000, 300),
+        Some(Breaker::new(settings, 7)),
+        |n| {
+            if n == 0 {
+                Answer::Now(Outcome::Valid)
+            } else {
+                Answer::Never
+            }
+        },
+    );
+    // Call 1 times out at 1.3 s, call 2 at 2.6 s: open until 7.6 s, the refreshes at 3.6 to
+    // 6.6 s skipped.
+    assert_eq!(
+        refresher.next_calls(4).await,
+        [ms(0), ms(1000), ms(2300), ms(7600)]
     );
 }
 
