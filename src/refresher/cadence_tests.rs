@@ -115,6 +115,13 @@ impl Loop {
             .expect("the loop runs")
     }
 
+    /// The next call's time and the status at that instant (before its answer lands, unless it
+    /// answers at once).
+    async fn next_call_and_status(&mut self) -> (Duration, Status) {
+        let at = self.next_call().await;
+        (at, self.shared.readiness().status)
+    }
+
     async fn next_calls(&mut self, n: usize) -> Vec<Duration> {
         let mut calls = Vec::with_capacity(n);
         for _ in 0..n {
@@ -153,6 +160,10 @@ fn gaps(times: &[Duration]) -> Vec<Duration> {
         .windows(2)
         .map(|w| w[1].saturating_sub(w[0]))
         .collect()
+}
+
+fn times(calls: &[(Duration, Status)]) -> Vec<Duration> {
+    calls.iter().map(|(at, _)| *at).collect()
 }
 
 /// Timers fire on whole milliseconds: a pause of `p` ends within 1 ms after `p`.
@@ -429,67 +440,48 @@ async fn a_pause_cut_short_for_a_lease_deadline_is_never_shorter_than_the_floors
 async fn the_scaled_cadence_follows_the_window_of_the_moment_and_the_node_stays_ready_through_a_lapse(
 ) {
     // Every call answers 1 ms late, so the readiness read at each call is the one just before
-    // fresh evidence lands: the oldest the evidence gets.
+    // fresh evidence lands: the oldest the evidence gets. A pause thus starts 1 ms after its call.
     let mut refresher = Loop::start(fleet_state(None), CadencePlan::ScaledForFleet, None, |_| {
         Answer::After(ms(1), Outcome::Valid)
     });
-    let mut calls = Vec::new();
-    let mut seen = Vec::new();
-    let mut next = |refresher: &Loop, at: Duration, calls: &mut Vec<Duration>| {
-        calls.push(at);
-        if calls.len() > 1 {
-            seen.push((at, refresher.shared.readiness().status));
-        }
-    };
+    let floor = (FLOOR_PAUSES.0 + ms(1), FLOOR_PAUSES.1 + ms(1));
+    let leased = (LEASED_PAUSES.0 + ms(1), LEASED_PAUSES.1 + ms(1));
     // On the floor alone.
+    let mut seen = Vec::new();
     for _ in 0..8 {
-        let at = refresher.next_call().await;
-        next(&refresher, at, &mut calls);
+        seen.push(refresher.next_call_and_status().await);
     }
-    for gap in gaps(&calls) {
-        assert_within(
-            gap,
-            FLOOR_PAUSES.0 + ms(1),
-            FLOOR_PAUSES.1 + ms(1),
-            "on the floor",
-        );
+    for gap in gaps(&times(&seen)) {
+        assert_within(gap, floor.0, floor.1, "on the floor");
     }
     // A grant while a pause runs: that pause is not lengthened, the later ones are drawn for
-    // the window of 6.25 s.
+    // the window of 6.25 s, until the pause cut short before the deadline; then the floor's.
     refresher.sleep_until(refresher.now() + ms(2)).await;
-    let granted_at = refresher.now();
-    let deadline = granted_at + Duration::from_secs(20);
+    let deadline = refresher.now() + Duration::from_secs(20);
     refresher.shared.set_lease(grant_until(deadline));
-    let before = calls.len();
+    let granted = seen.len() - 1;
     while refresher.now() < deadline + Duration::from_secs(5) {
-        let at = refresher.next_call().await;
-        next(&refresher, at, &mut calls);
+        seen.push(refresher.next_call_and_status().await);
     }
-    let leased = &calls[before - 1..];
-    let running = leased[1].saturating_sub(leased[0]);
-    assert!(
-        running <= FLOOR_PAUSES.1 + ms(2),
-        "the pause running at the grant was drawn for the floor: {running:?}"
+    let calls = times(&seen[granted..]);
+    assert_within(
+        calls[1].saturating_sub(calls[0]),
+        ms(0),
+        floor.1,
+        "the pause running at the grant",
     );
     let due = deadline.saturating_sub(ms(625));
-    for pair in leased[1..].windows(2) {
+    for pair in calls[1..].windows(2) {
         let gap = pair[1].saturating_sub(pair[0]);
-        if pair[1] + ms(1) < due {
-            assert_within(
-                gap,
-                LEASED_PAUSES.0 + ms(1),
-                LEASED_PAUSES.1 + ms(1),
-                "leased",
-            );
+        if pair[1] < due {
+            assert_within(gap, leased.0, leased.1, "leased");
         } else if pair[0] >= deadline {
-            assert_within(
-                gap,
-                FLOOR_PAUSES.0 + ms(1),
-                FLOOR_PAUSES.1 + ms(1),
-                "after the lapse",
-            );
+            assert_within(gap, floor.0, floor.1, "after the lapse");
         }
     }
-    let not_ready: Vec<_> = seen.iter().filter(|(_, s)| *s != Status::Ready).collect();
-    assert!(not_ready.is_empty(), "left ready at {not_ready:?}");
+    let left_ready: Vec<_> = seen[1..]
+        .iter()
+        .filter(|(_, status)| *status != Status::Ready)
+        .collect();
+    assert!(left_ready.is_empty(), "left ready at {left_ready:?}");
 }
