@@ -1,7 +1,7 @@
 //! The refresh loop's timing, on fake time: tokio's paused clock, read through the sentinel's
 //! [`RuntimeClock`] (why not a hand-rolled fake: `crate::clock`). The runtime moves time forward
-//! only when every task is idle, straight to the next timer, so these tests wait hours of the
-//! loop's time in microseconds and every instant they see is exact (timers fire on whole ms).
+//! only when every task is idle, straight to the next timer, so these tests spend none of the
+//! seconds the loop waits, and every instant they see is exact (timers fire on whole ms).
 //!
 //! The authority is scripted per call; a call answered "now" answers before the loop pauses.
 
