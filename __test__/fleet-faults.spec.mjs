@@ -1,8 +1,9 @@
 // The fleet budget when Redis or the authority misbehave in ordinary ways, one process against a
 // real redis-server: a slow authority on a fresh fleet, more nodes than maxNodes, failing Redis
 // calls (wrong password, an ACL user without a command, a dead server) and what the logger hears,
-// a server that closes idle connections, a connection reset before close(), and a lease that lapses
-// while the authority is healthy.
+// a server that closes idle connections, and a connection reset before close(). A lease that lapses
+// while the authority is healthy (the refresh planned for its deadline, no not_ready blip) is
+// tested on fake time in src/refresher/cadence_tests.rs.
 //
 // Synchronisation: waits poll fleet()/readiness (pollUntil, generous bounds) or wait for logger
 // lines and transitions; fixed timers only to assert that something does NOT happen.
@@ -12,7 +13,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stoppedBy } from './helpers/redis.mjs';
 import { readExposition } from './helpers/exposition.mjs';
-import { cleanups, now, pollUntil, quietPeriod, recordTransitions, sentinelPool } from './helpers/wait.mjs';
+import { cleanups, now, pollUntil, sentinelPool } from './helpers/wait.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
@@ -213,32 +214,6 @@ describe('connections', { concurrency: true }, () => {
     const fields = state.filter((_, i) => i % 2 === 0);
     assert.deepEqual(fields.filter((f) => f.startsWith('n:')), [], `no lease left: ${JSON.stringify(state)}`);
     assert.equal(fields.filter((f) => f.startsWith('t:')).length, 1, 'the node is remembered as released');
-  });
-});
-
-describe('a lease that lapses while the authority is healthy', () => {
-  test('floor window 1.2 s: fresh evidence is in hand at the deadline, so no not_ready blip', async (t) => {
-    const s = scope(t);
-    const redis = await s.redis();
-    const proxy = await s.proxy(redis.port);
-    // b 1000, r 50, maxNodes 2, reserve 0.12: floor 60 units (a 1.2 s window), pool 880. Leased
-    // alone the window is 18.8 s and the default pauses 5.6 to 9.4 s: without a refresh planned
-    // for the deadline, the evidence would almost always be older than the floor's window then.
-    const sentinel = s.make({
-      budget: { unverifiedUnits: 1000, maxUnitsPerSecond: 50, fleet: { redis: proxy.url(redis.url), name: fleetName(), maxNodes: 2, reserve: 0.12, leaseSeconds: 5 } },
-      authority: { inspect: async () => 'valid' },
-    });
-    // traffic at 20 units/s, below r
-    const traffic = setInterval(() => sentinel.admit(1), 50);
-    s.defer(() => clearInterval(traffic));
-    await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: 15000, label: () => `leased; ${fmt(sentinel)}` });
-    await pollUntil(() => sentinel.readiness().status === 'ready', { ms: 3000, label: () => `ready; ${fmt(sentinel)}` });
-    const transitions = recordTransitions(sentinel);
-    proxy.setMode('blackhole'); // renewals fail from now on: the lease lapses at its deadline
-    await pollUntil(() => sentinel.fleet().mode === 'floor', { ms: 8000, label: () => `the lease lapsed; ${fmt(sentinel)}` });
-    await quietPeriod(1500); // past the floor's whole window
-    assert.deepEqual(transitions.events.filter((e) => e.to === 'not_ready'), [], 'no not_ready blip at the lapse');
-    assert.equal(sentinel.readiness().status, 'ready');
   });
 });
 

@@ -77,16 +77,6 @@ describe('refresh scheduling', () => {
       assert.ok(previous.settledAt !== null && call.startedAt >= previous.settledAt, `call #${i} started before #${i - 1} settled`);
     }
   });
-
-  test('the pause between refreshes is at least minIntervalMs and about at most maxIntervalMs', async () => {
-    const { auth } = start('valid', { refresh: { minIntervalMs: 60, maxIntervalMs: 90, timeoutMs: 300 } });
-    await auth.call(6, 5000);
-    for (let i = 1; i <= 6; i += 1) {
-      const pause = auth.calls[i].startedAt - auth.calls[i - 1].settledAt;
-      assert.ok(pause >= 58, `pause before call #${i} was ${pause.toFixed(1)} ms < minIntervalMs 60`);
-      assert.ok(pause <= 90 + 400, `pause before call #${i} was ${pause.toFixed(1)} ms, far above maxIntervalMs 90`);
-    }
-  });
 });
 
 describe('readiness and whenReady', () => {
@@ -314,16 +304,12 @@ describe('inspect failures count as indeterminate', () => {
     assertReadiness(sentinel.readiness(), 'not_ready', 'no_evidence', 503);
   });
 
-  test('a never-settling inspect is cut off after timeoutMs and the next refresh follows', async () => {
-    const { auth } = start(never, { refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 300 } });
-    await auth.call(3, 5000);
-    // The timeout runs from the moment the refresh is sent, a little before inspect() is invoked on
-    // the JS thread, so the JS-side gaps are only roughly timeoutMs + pause.
-    for (let i = 1; i <= 3; i += 1) {
-      const gap = auth.calls[i].startedAt - auth.calls[i - 1].startedAt;
-      assert.ok(gap >= 150, `call #${i} started ${gap.toFixed(0)} ms after #${i - 1}: the hanging call was not waited for`);
-      assert.ok(gap <= 300 + 40 + 300, `call #${i} started ${gap.toFixed(0)} ms after #${i - 1}: timeoutMs 300 not enforced`);
-    }
+  test('never-settling inspect calls do not stop the loop: each is cut off and the next one follows', async () => {
+    // When (timeoutMs after it was sent, then a pause) is tested on fake time in
+    // src/refresher/cadence_tests.rs; here hung JavaScript calls must not block the later ones.
+    const { auth, sentinel } = start(never);
+    await auth.call(2, 5000);
+    assertReadiness(sentinel.readiness(), 'not_ready', 'no_evidence', 503);
   });
 
   test('repeated indeterminate answers keep the evidence and never become a denial', async () => {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::clock;
+use crate::clock::{Clock, SystemClock};
 use crate::metrics::Family;
 use crate::rules::breaker::{Breaker, BreakerState, Transition};
 
@@ -27,9 +27,10 @@ impl SharedBreaker {
         SharedBreaker(Mutex::new(breaker))
     }
 
-    /// Runs `f` now; see [`with_at`](Self::with_at).
+    /// Runs `f` now, on the system clock (a JavaScript `CircuitBreaker` runs on no sentinel's
+    /// clock; tests pass their time to [`with_at`](Self::with_at)).
     pub fn with<T>(&self, f: impl FnOnce(&mut Breaker, Duration) -> T) -> (T, After) {
-        self.with_at(clock::now(), f)
+        self.with_at(SystemClock.now(), f)
     }
 
     /// Runs `f` at `now`, after applying what time alone changed (so `f` reads the breaker as

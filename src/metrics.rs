@@ -170,6 +170,12 @@ pub struct Sample {
 }
 
 impl Metrics {
+    /// The refreshes that ended with `outcome` (those an open breaker skipped included).
+    #[cfg(test)]
+    pub fn refreshes(&self, outcome: Outcome) -> u64 {
+        self.refreshes[outcome_index(outcome)].load(Relaxed)
+    }
+
     /// A refresh that was sent and took `took` (a refresh an open breaker skipped passes `None`).
     pub fn refreshed(&self, outcome: Outcome, took: Option<Duration>) {
         self.refreshes[outcome_index(outcome)].fetch_add(1, Relaxed);

@@ -15,8 +15,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::authority::Authority;
-use crate::clock;
+use crate::authority::{Authority, Check};
 use crate::logging::Task;
 use crate::rules::breaker::{Breaker, BreakerSettings};
 use crate::rules::fleet::FleetEvent;
@@ -93,17 +92,17 @@ pub fn supervise<F>(
 
 async fn refresh_loop(
     shared: Arc<SharedSentinel>,
-    authority: Authority,
+    authority: impl Check,
     observer: Arc<dyn SentinelObserver>,
     mut breaker: Option<Breaker>,
 ) {
     loop {
-        let Some(ticket) = shared.with_state(|state| state.refresh_sent(clock::now())) else {
+        let Some(ticket) = shared.with_state(|state| state.refresh_sent(shared.now())) else {
             return;
         };
         let permit = breaker
             .as_mut()
-            .map(|b| b.acquire(clock::now()))
+            .map(|b| b.acquire(shared.now()))
             .transpose();
         let outcome = match permit {
             Err(_open) => {
@@ -111,16 +110,15 @@ async fn refresh_loop(
                 Outcome::Indeterminate
             }
             Ok(permit) => {
-                let sent = clock::now();
-                let timeout = shared.cadence_now().timeout;
+                let sent = shared.now();
+                let timed_out_at = sent.saturating_add(shared.cadence_now().timeout);
                 let outcome = tokio::select! {
                     biased;
                     _ = shared.until_closed() => return,
-                    answer = tokio::time::timeout(timeout, authority.check()) => {
-                        answer.unwrap_or(Outcome::Indeterminate)
-                    }
+                    answer = authority.check() => answer,
+                    _ = shared.clock().sleep_until(timed_out_at) => Outcome::Indeterminate,
                 };
-                let answered = clock::now();
+                let answered = shared.now();
                 let took = answered.saturating_sub(sent);
                 shared.metrics.refreshed(outcome, Some(took));
                 if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
@@ -148,7 +146,7 @@ async fn refresh_loop(
 /// what it assumed, or so that fresh evidence is in hand before a known lease deadline; never
 /// lengthened.
 async fn pause(shared: &SharedSentinel, u: f64) {
-    let started = clock::now();
+    let started = shared.now();
     let mut until = started + shared.cadence_now().pause(u);
     loop {
         if let Some(due) = shared.refresh_before_lapse(started) {
@@ -156,20 +154,20 @@ async fn pause(shared: &SharedSentinel, u: f64) {
         }
         let change = shared.next_budget_change().filter(|at| *at < until);
         tokio::select! {
-            _ = tokio::time::sleep_until(clock::deadline(until)) => return,
+            _ = shared.clock().sleep_until(until) => return,
             _ = shared.budget_changed.notified() => {}
-            _ = sleep_until_some(change) => {}
+            _ = sleep_until_some(shared, change) => {}
         }
         until = until.min(started + shared.cadence_now().pause(u));
-        if clock::now() >= until {
+        if shared.now() >= until {
             return;
         }
     }
 }
 
-async fn sleep_until_some(at: Option<Duration>) {
+async fn sleep_until_some(shared: &SharedSentinel, at: Option<Duration>) {
     match at {
-        Some(at) => tokio::time::sleep_until(clock::deadline(at)).await,
+        Some(at) => shared.clock().sleep_until(at).await,
         None => std::future::pending().await,
     }
 }
@@ -177,7 +175,7 @@ async fn sleep_until_some(at: Option<Duration>) {
 async fn watch_transitions(shared: Arc<SharedSentinel>, observer: Arc<dyn SentinelObserver>) {
     let mut last = shared.reported_status();
     loop {
-        let now = clock::now();
+        let now = shared.now();
         let (readiness, lifecycle, expiry) = shared.with_state(|state| {
             (
                 state.readiness(now),
@@ -197,12 +195,15 @@ async fn watch_transitions(shared: Arc<SharedSentinel>, observer: Arc<dyn Sentin
         match expiry {
             Some(at) => tokio::select! {
                 _ = shared.changed.notified() => {}
-                _ = tokio::time::sleep_until(clock::deadline(at)) => {}
+                _ = shared.clock().sleep_until(at) => {}
             },
             None => shared.changed.notified().await,
         }
     }
 }
+
+#[cfg(test)]
+mod cadence_tests;
 
 #[cfg(test)]
 mod tests {
@@ -247,7 +248,7 @@ mod tests {
             crate::rules::CadencePlan::Scaled,
         );
         shared.with_state(|state| {
-            let ticket = state.refresh_sent(clock::now()).unwrap();
+            let ticket = state.refresh_sent(shared.now()).unwrap();
             state.refresh_answered(ticket, Outcome::Valid);
         });
         shared.set_reported_status(Status::Ready);

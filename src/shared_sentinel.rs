@@ -8,13 +8,15 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::{watch, Notify};
 
-use crate::clock;
+use crate::clock::{Clock, SystemClock};
 use crate::metrics::{Gauges, Metrics};
 use crate::rules::budget::lease::Lease;
 use crate::rules::{Cadence, CadencePlan, Readiness, Reason, Refusal, SentinelState, Status};
 
 pub struct SharedSentinel {
     state: Mutex<SentinelState>,
+    /// Every reading of the time for this sentinel, and every wait on it, goes through this.
+    clock: Arc<dyn Clock>,
     pub metrics: Metrics,
     cadence: CadencePlan,
     /// Wakes the transition watcher after a change that no refresh made (admit, drain, close,
@@ -34,9 +36,20 @@ pub struct SharedSentinel {
 }
 
 impl SharedSentinel {
+    /// A sentinel on the system clock.
     pub fn new(state: SentinelState, cadence: CadencePlan) -> Arc<Self> {
+        Self::with_clock(state, cadence, Arc::new(SystemClock))
+    }
+
+    /// A sentinel on `clock` (tests hand it fake time).
+    pub fn with_clock(
+        state: SentinelState,
+        cadence: CadencePlan,
+        clock: Arc<dyn Clock>,
+    ) -> Arc<Self> {
         Arc::new(SharedSentinel {
             state: Mutex::new(state),
+            clock,
             metrics: Metrics::default(),
             cadence,
             changed: Notify::new(),
@@ -48,15 +61,25 @@ impl SharedSentinel {
         })
     }
 
+    /// The clock this sentinel reads and waits on.
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    /// This sentinel's clock, read now.
+    pub fn now(&self) -> std::time::Duration {
+        self.clock.now()
+    }
+
     /// The refresh cadence for the window of the moment.
     pub fn cadence_now(&self) -> Cadence {
-        let window = self.with_state(|state| state.budget().cadence_basis_at(clock::now()));
+        let window = self.with_state(|state| state.budget().cadence_basis_at(self.now()));
         self.cadence.at(window)
     }
 
     /// The next moment the budget changes by time alone (a lease deadline), if any.
     pub fn next_budget_change(&self) -> Option<std::time::Duration> {
-        self.with_state(|state| state.budget().next_change_after(clock::now()))
+        self.with_state(|state| state.budget().next_change_after(self.now()))
     }
 
     /// When a pause that started at `started` must end so that fresh evidence is in hand before
@@ -67,7 +90,7 @@ impl SharedSentinel {
         &self,
         started: std::time::Duration,
     ) -> Option<std::time::Duration> {
-        let now = clock::now();
+        let now = self.now();
         let (due, floor_window) = self.with_state(|state| {
             let fleet = state.budget().fleet()?;
             let due = fleet.refresh_before_lapse(now, state.verified_at())?;
@@ -107,7 +130,7 @@ impl SharedSentinel {
     }
 
     pub fn readiness(&self) -> Readiness {
-        self.with_state(|state| state.readiness(clock::now()))
+        self.with_state(|state| state.readiness(self.now()))
     }
 
     /// Whether the first refresh has finished (any outcome).
@@ -124,7 +147,7 @@ impl SharedSentinel {
     /// refusal with its reason, decided under one lock. Counts the units (or the refusal) for the
     /// metrics, and wakes the watcher when this admission spent the budget (a status change).
     pub fn try_admit(&self, units: f64) -> Result<(), Refusal> {
-        let admission = self.with_state(|state| state.try_admit(units, clock::now()));
+        let admission = self.with_state(|state| state.try_admit(units, self.now()));
         match admission {
             Ok(admitted) => {
                 if admitted.spent_budget {
@@ -143,7 +166,7 @@ impl SharedSentinel {
     /// The gauges of the metrics, read now.
     pub fn gauges(&self) -> Gauges {
         self.with_state(|state| {
-            let now = clock::now();
+            let now = self.now();
             Gauges {
                 readiness: state.readiness(now),
                 stale_window: state.stale_window(now),
@@ -154,7 +177,7 @@ impl SharedSentinel {
     }
 
     pub fn refusal_reason(&self, units: f64) -> Option<Reason> {
-        self.with_state(|state| state.refusal_reason(units, clock::now()))
+        self.with_state(|state| state.refusal_reason(units, self.now()))
     }
 
     pub fn drain(&self) {

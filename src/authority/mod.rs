@@ -15,9 +15,16 @@ pub enum Authority {
     Js(js::JsAuthority),
 }
 
-impl Authority {
+/// What the refresh loop asks for: one refresh, one outcome. Production asks an [`Authority`];
+/// the loop's timing tests script the answers (and so never link the napi calls of
+/// [`js::JsAuthority`] into a test binary, where no Node.js provides them).
+pub trait Check: Send + Sync + 'static {
     /// One refresh. The caller bounds it with `refresh.timeoutMs`.
-    pub async fn check(&self) -> Outcome {
+    fn check(&self) -> impl std::future::Future<Output = Outcome> + Send;
+}
+
+impl Check for Authority {
+    async fn check(&self) -> Outcome {
         match self {
             Authority::Http(http) => http.check().await,
             Authority::Js(js) => js.check().await,

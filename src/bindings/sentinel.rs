@@ -198,14 +198,14 @@ impl Sentinel {
     #[napi(getter)]
     pub fn node_budget_units(&self) -> f64 {
         self.shared
-            .with_state(|state| state.node_budget_units(crate::clock::now()))
+            .with_state(|state| state.node_budget_units(self.shared.now()))
     }
 
     /// w: how long evidence stays usable, seconds.
     #[napi(getter)]
     pub fn stale_window_seconds(&self) -> f64 {
         self.shared
-            .with_state(|state| state.stale_window(crate::clock::now()).as_secs_f64())
+            .with_state(|state| state.stale_window(self.shared.now()).as_secs_f64())
     }
 
     /// Resolves with the readiness as soon as the status is `ready` or `degraded`. Rejects with

@@ -17,7 +17,6 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::clock;
 use crate::refresher::SentinelObserver;
 use crate::rules::budget::lease::FleetShape;
 use crate::rules::fleet::{FleetNode, FleetStatus};
@@ -40,7 +39,7 @@ impl Fleet {
     /// The fleet as this node sees it now (the grant is in the sentinel state, so it lapses at
     /// its deadline by itself).
     pub fn status(&self, shared: &SharedSentinel) -> FleetStatus {
-        let now = clock::now();
+        let now = shared.now();
         let lease = shared.with_state(|state| state.budget().fleet().and_then(|f| f.lease()));
         self.node.lock().status(now, lease)
     }

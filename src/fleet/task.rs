@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::connection::{RedisLink, CALL_TIMEOUT};
 use super::{scripts, Fleet};
-use crate::clock;
 use crate::refresher::SentinelObserver;
 use crate::rules::fleet::{Confirm, ErrorKind, FleetEvent, FleetNode, FleetReply, Local};
 use crate::shared_sentinel::SharedSentinel;
@@ -48,7 +47,7 @@ impl Task {
 
     pub(super) async fn run(mut self) {
         while !self.shared.is_closed() {
-            let now = clock::now();
+            let now = self.shared.now();
             let local = self.local();
             let (lowered, due) = {
                 let mut node = self.fleet.node.lock();
@@ -74,7 +73,7 @@ impl Task {
             }
             tokio::select! {
                 () = self.shared.until_closed() => {}
-                () = tokio::time::sleep_until(clock::deadline(due)) => {}
+                () = self.shared.clock().sleep_until(due) => {}
                 () = self.shared.verified.notified() => {}
             }
         }
@@ -98,13 +97,15 @@ impl Task {
     }
 
     fn failed(&mut self, kind: ErrorKind) {
-        let events = self.node().call_failed(clock::now(), kind, rand::random());
+        let events = self
+            .node()
+            .call_failed(self.shared.now(), kind, rand::random());
         self.tell(events);
     }
 
     async fn renew(&mut self) {
         let local = self.local();
-        let (request, cap) = self.node().renewal(clock::now(), &local);
+        let (request, cap) = self.node().renewal(self.shared.now(), &local);
         // Redis may lower the reservation to `keep`: the node uses no more until the answer.
         if let Some(cap) = cap {
             self.shared.set_lease(Some(cap));
@@ -120,7 +121,7 @@ impl Task {
         };
         let applied =
             self.node()
-                .apply_renewal(&request, &reply, &grant, clock::now(), rand::random());
+                .apply_renewal(&request, &reply, &grant, self.shared.now(), rand::random());
         if let Some(lease) = applied.lease {
             self.shared.set_lease(Some(lease));
         }
@@ -133,7 +134,7 @@ impl Task {
     /// Growth is used once `WAIT` says every replica connected at the renewal has it, within
     /// what is left of the renewal's second.
     async fn confirm(&mut self, confirm: Confirm, sent_at: Duration) {
-        let spent = clock::now().saturating_sub(sent_at);
+        let spent = self.shared.now().saturating_sub(sent_at);
         let bound = CALL_TIMEOUT.saturating_sub(spent).max(LEAST_WAIT);
         match self.link.wait(confirm.replicas, bound).await {
             Ok(acknowledged) => {
@@ -150,14 +151,14 @@ impl Task {
     /// one call's timeout in all; a connection that broke before is re-opened for it.
     async fn release(&mut self) {
         let local = self.local();
-        let request = self.node().release(clock::now(), &local);
+        let request = self.node().release(self.shared.now(), &local);
         if let Some(request) = request {
             let shape = *self.node().shape();
             let call = scripts::release(&self.key, &self.node_id, &shape, &request);
             match self.link.invoke(&call).await {
                 Ok(fields) => match FleetReply::parse(&fields) {
                     Ok(reply) => {
-                        let events = self.node().apply_release(&reply, clock::now());
+                        let events = self.node().apply_release(&reply, self.shared.now());
                         self.tell(events);
                     }
                     Err(_) => self.failed(ErrorKind::Malformed),

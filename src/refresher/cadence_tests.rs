@@ -1,0 +1,487 @@
+//! The refresh loop's timing, on fake time: tokio's paused clock, read through the sentinel's
+//! [`RuntimeClock`] (why not a hand-rolled fake: `crate::clock`). The runtime moves time forward
+//! only when every task is idle, straight to the next timer, so these tests spend none of the
+//! seconds the loop waits, and every instant they see is exact (timers fire on whole ms).
+//!
+//! The authority is scripted per call; a call answered "now" answers before the loop pauses.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::{refresh_loop, SentinelObserver, Task};
+use crate::authority::Check;
+use crate::clock::{Clock, RuntimeClock};
+use crate::rules::breaker::{Breaker, BreakerSettings};
+use crate::rules::budget::fixed::seed_budget;
+use crate::rules::budget::lease::{FleetBudget, FleetShape, Lease};
+use crate::rules::{
+    BudgetSource, Cadence, CadencePlan, Outcome, Readiness, Reason, SentinelState, Status,
+};
+use crate::shared_sentinel::SharedSentinel;
+
+/// What the scripted authority does with one call.
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    Now(Outcome),
+    After(Duration, Outcome),
+    Never,
+}
+
+/// The authority: call `n` (from 0) answers `answers(n)`; each call's time is sent to the test.
+struct Script {
+    answers: Box<dyn Fn(usize) -> Answer + Send + Sync>,
+    count: AtomicUsize,
+    calls: mpsc::UnboundedSender<Duration>,
+    clock: RuntimeClock,
+}
+
+impl Check for Script {
+    async fn check(&self) -> Outcome {
+        let _ = self.calls.send(self.clock.now());
+        match (self.answers)(self.count.fetch_add(1, Ordering::Relaxed)) {
+            Answer::Now(outcome) => outcome,
+            Answer::After(delay, outcome) => {
+                tokio::time::sleep(delay).await;
+                outcome
+            }
+            Answer::Never => std::future::pending().await,
+        }
+    }
+}
+
+/// Hears of each refresh that was sent: its outcome and how long it took.
+struct Refreshes(mpsc::UnboundedSender<(Outcome, Duration)>);
+
+impl SentinelObserver for Refreshes {
+    fn transition(&self, _: Status, _: Readiness) {}
+    fn refreshed(&self, outcome: Outcome, took: Duration) {
+        let _ = self.0.send((outcome, took));
+    }
+    fn task_failed(&self, _: Task) {}
+}
+
+/// A refresh loop on fake time and what it did.
+struct Loop {
+    shared: Arc<SharedSentinel>,
+    clock: RuntimeClock,
+    /// When each authority call was sent.
+    calls: mpsc::UnboundedReceiver<Duration>,
+    refreshed: mpsc::UnboundedReceiver<(Outcome, Duration)>,
+}
+
+/// Longer than any wait here: a loop that stops calling fails the test instead of hanging it.
+const BOUND: Duration = Duration::from_secs(24 * 3600);
+
+impl Loop {
+    /// Starts the loop; call `n` (from 0) of the authority answers `script(n)`.
+    fn start(
+        state: SentinelState,
+        cadence: CadencePlan,
+        breaker: Option<Breaker>,
+        script: impl Fn(usize) -> Answer + Send + Sync + 'static,
+    ) -> Self {
+        let clock = RuntimeClock::starting_now();
+        let shared = SharedSentinel::with_clock(state, cadence, Arc::new(clock));
+        let (call_tx, calls) = mpsc::unbounded_channel();
+        let authority = Script {
+            answers: Box::new(script),
+            count: AtomicUsize::new(0),
+            calls: call_tx,
+            clock,
+        };
+        let (refreshed_tx, refreshed) = mpsc::unbounded_channel();
+        let observer = Arc::new(Refreshes(refreshed_tx));
+        tokio::spawn(refresh_loop(shared.clone(), authority, observer, breaker));
+        Loop {
+            shared,
+            clock,
+            calls,
+            refreshed,
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    /// When the next authority call goes out (fake time runs until then).
+    async fn next_call(&mut self) -> Duration {
+        tokio::time::timeout(BOUND, self.calls.recv())
+            .await
+            .expect("the loop calls the authority again")
+            .expect("the loop runs")
+    }
+
+    /// The next call's time and the status at that instant (before its answer lands, unless it
+    /// answers at once).
+    async fn next_call_and_status(&mut self) -> (Duration, Status) {
+        let at = self.next_call().await;
+        (at, self.shared.readiness().status)
+    }
+
+    async fn next_calls(&mut self, n: usize) -> Vec<Duration> {
+        let mut calls = Vec::with_capacity(n);
+        for _ in 0..n {
+            calls.push(self.next_call().await);
+        }
+        calls
+    }
+
+    /// The next sent refresh that ended: its outcome, how long it took, and when it ended.
+    async fn next_refreshed(&mut self) -> (Outcome, Duration, Duration) {
+        let (outcome, took) = tokio::time::timeout(BOUND, self.refreshed.recv())
+            .await
+            .expect("a refresh ends")
+            .expect("the loop runs");
+        (outcome, took, self.now())
+    }
+
+    async fn sleep_until(&self, at: Duration) {
+        self.clock.sleep_until(at).await;
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
+}
+
+/// The gaps between consecutive instants.
+fn gaps(times: &[Duration]) -> Vec<Duration> {
+    times
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect()
+}
+
+fn times(calls: &[(Duration, Status)]) -> Vec<Duration> {
+    calls.iter().map(|(at, _)| *at).collect()
+}
+
+/// Timers fire on whole milliseconds: a pause of `p` ends within 1 ms after `p`.
+fn assert_within(gap: Duration, low: Duration, high: Duration, what: &str) {
+    assert!(
+        low <= gap && gap <= high + ms(1),
+        "{what}: {gap:?} outside [{low:?}, {high:?}]"
+    );
+}
+
+fn fixed(min_ms: u64, max_ms: u64, timeout_ms: u64) -> CadencePlan {
+    CadencePlan::Fixed(Cadence {
+        min_interval: ms(min_ms),
+        max_interval: ms(max_ms),
+        timeout: ms(timeout_ms),
+    })
+}
+
+/// The seed example: node budget 100, w = 5 s, so the scaled pauses are 1.5 to 2.5 s.
+fn seed_state() -> SentinelState {
+    SentinelState::new(seed_budget())
+}
+
+/// b = 400, r = 20, 4 nodes, reserve 0.25: a floor of 25 units, a 1.25 s window (pauses 0.375
+/// to 0.625 s); with a grant of 100 the window is 6.25 s (pauses 1.875 to 3.125 s).
+fn fleet_state(lease: Option<Lease>) -> SentinelState {
+    let mut budget = FleetBudget::new(FleetShape {
+        fleet_ceiling_units: 400.0,
+        max_units_per_second: 20.0,
+        max_nodes: 4,
+        reserve: 0.25,
+        lease: Duration::from_secs(30),
+        max_stale: None,
+    });
+    budget.set_lease(lease);
+    SentinelState::new(BudgetSource::Fleet(budget))
+}
+
+fn grant_until(deadline: Duration) -> Option<Lease> {
+    Some(Lease {
+        grant_units: 100.0,
+        deadline,
+    })
+}
+
+/// Opens for 5 s, doubling to 40 s; trials are settled by the refresh timeout first.
+fn breaker_settings() -> BreakerSettings {
+    BreakerSettings {
+        failure_threshold: 0,
+        failure_rate_threshold: 0.0,
+        rolling_window: Duration::from_secs(10),
+        minimum_calls: 0,
+        open: Duration::from_secs(5),
+        max_open: Duration::from_secs(40),
+        trial_timeout: Duration::from_secs(10),
+    }
+}
+
+const FLOOR_PAUSES: (Duration, Duration) = (Duration::from_millis(375), Duration::from_millis(625));
+const LEASED_PAUSES: (Duration, Duration) =
+    (Duration::from_millis(1875), Duration::from_millis(3125));
+
+#[tokio::test(start_paused = true)]
+async fn the_first_refresh_goes_at_once_then_each_pause_is_drawn_within_its_jitter_range() {
+    let answer_in = ms(100);
+    let mut refresher = Loop::start(seed_state(), CadencePlan::Scaled, None, move |_| {
+        Answer::After(answer_in, Outcome::Valid)
+    });
+    let calls = refresher.next_calls(41).await;
+    assert_eq!(calls[0], Duration::ZERO, "the first refresh is not delayed");
+    let pauses: Vec<Duration> = gaps(&calls)
+        .iter()
+        .map(|g| g.saturating_sub(answer_in))
+        .collect();
+    for pause in &pauses {
+        assert_within(*pause, ms(1500), ms(2500), "pause after an answer");
+    }
+    let mut distinct = pauses.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(
+        distinct.len() >= 20,
+        "each pause is drawn anew, not fixed: {pauses:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refresh_that_never_answers_is_inconclusive_at_its_timeout_and_the_next_one_follows_a_pause_later(
+) {
+    let mut refresher = Loop::start(seed_state(), fixed(1000, 1000, 300), None, |n| {
+        if n == 1 {
+            Answer::Never
+        } else {
+            Answer::Now(Outcome::Valid)
+        }
+    });
+    assert_eq!(refresher.next_call().await, ms(0));
+    assert_eq!(
+        refresher.next_refreshed().await,
+        (Outcome::Valid, ms(0), ms(0))
+    );
+    assert_eq!(refresher.next_call().await, ms(1000));
+    refresher.sleep_until(ms(1299)).await;
+    assert_eq!(
+        refresher.shared.readiness().status,
+        Status::Ready,
+        "in flight until the timeout"
+    );
+    assert_eq!(
+        refresher.next_refreshed().await,
+        (Outcome::Indeterminate, ms(300), ms(1300)),
+        "inconclusive at timeoutMs after it was sent"
+    );
+    let readiness = refresher.shared.readiness();
+    assert_eq!(
+        (readiness.status, readiness.reason),
+        (Status::Degraded, Reason::RefreshIndeterminate)
+    );
+    assert_eq!(refresher.next_call().await, ms(1300 + 1000));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_breaker_failures_bring_no_backoff_the_next_refresh_follows_the_usual_pause() {
+    // The evidence must be renewed within the window whatever happened: the usual cadence goes
+    // on, and only `refresh.breaker` (below) spaces out the calls to an authority that fails.
+    let mut refresher = Loop::start(seed_state(), CadencePlan::Scaled, None, |n| {
+        Answer::Now(if n == 0 {
+            Outcome::Valid
+        } else {
+            Outcome::Indeterminate
+        })
+    });
+    let calls = refresher.next_calls(21).await;
+    for gap in gaps(&calls) {
+        assert_within(gap, ms(1500), ms(2500), "pause after a failure");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_wait() {
+    let settings = BreakerSettings {
+        failure_threshold: 2,
+        ..breaker_settings()
+    };
+    // One refresh a second; the first answer is valid, every later one inconclusive.
+    let mut refresher = Loop::start(
+        seed_state(),
+        fixed(1000, 1000, 300),
+        Some(Breaker::new(settings, 7)),
+        |n| {
+            Answer::Now(if n == 0 {
+                Outcome::Valid
+            } else {
+                Outcome::Indeterminate
+            })
+        },
+    );
+    let secs = Duration::from_secs;
+    // Calls 1 and 2 fail and trip it at 2 s: open for 5 s, so the refreshes at 3 to 6 s are
+    // indeterminate without a call, and the one at 7 s is the trial.
+    assert_eq!(
+        refresher.next_calls(4).await,
+        [secs(0), secs(1), secs(2), secs(7)]
+    );
+    let metrics = &refresher.shared.metrics;
+    assert_eq!(
+        (
+            metrics.refreshes(Outcome::Valid),
+            metrics.refreshes(Outcome::Indeterminate)
+        ),
+        (1, 2 + 4 + 1),
+        "the four skipped refreshes count as indeterminate, with calls 1, 2 and the trial"
+    );
+    // The failed trial reopens it for twice as long (shortened by up to 20%), then again.
+    let second_trial = refresher.next_call().await;
+    assert_within(
+        second_trial.saturating_sub(secs(7)),
+        secs(8),
+        secs(10),
+        "after one failed trial",
+    );
+    let third_trial = refresher.next_call().await;
+    assert_within(
+        third_trial.saturating_sub(second_trial),
+        secs(16),
+        secs(20),
+        "after two failed trials",
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn refreshes_that_time_out_trip_the_breaker_like_failures() {
+    let settings = BreakerSettings {
+        failure_threshold: 2,
+        ..breaker_settings()
+    };
+    let mut refresher = Loop::start(
+        seed_state(),
+        fixed(1000, 1000, 300),
+        Some(Breaker::new(settings, 7)),
+        |n| {
+            if n == 0 {
+                Answer::Now(Outcome::Valid)
+            } else {
+                Answer::Never
+            }
+        },
+    );
+    // Call 1 times out at 1.3 s, call 2 at 2.6 s: open until 7.6 s, the refreshes at 3.6 to
+    // 6.6 s skipped.
+    assert_eq!(
+        refresher.next_calls(4).await,
+        [ms(0), ms(1000), ms(2300), ms(7600)]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pause_is_cut_short_to_refresh_half_the_floors_window_before_a_lease_deadline_that_comes_closer(
+) {
+    let mut refresher = Loop::start(
+        fleet_state(grant_until(Duration::from_secs(100))),
+        CadencePlan::ScaledForFleet,
+        None,
+        |_| Answer::Now(Outcome::Valid),
+    );
+    assert_eq!(refresher.next_call().await, ms(0));
+    // The pause drawn for the leased window ends at 1.875 s at the earliest; then a renewal
+    // brings the deadline to 2 s, when the window falls to the floor's 1.25 s.
+    refresher.sleep_until(ms(500)).await;
+    refresher.shared.set_lease(grant_until(ms(2000)));
+    assert_eq!(
+        refresher.next_call().await,
+        ms(2000 - 625),
+        "sent half the floor's window before the deadline"
+    );
+    assert_eq!(refresher.shared.readiness().status, Status::Ready);
+    refresher.sleep_until(ms(2000)).await;
+    assert_eq!(
+        refresher.shared.readiness().status,
+        Status::Ready,
+        "fresh enough for the floor's window at the lapse"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pause_cut_short_for_a_lease_deadline_is_never_shorter_than_the_floors_so_a_failing_authority_is_not_called_in_a_loop(
+) {
+    let mut refresher = Loop::start(
+        fleet_state(grant_until(ms(2000))),
+        CadencePlan::ScaledForFleet,
+        None,
+        |n| {
+            Answer::Now(if n == 0 {
+                Outcome::Valid
+            } else {
+                Outcome::Indeterminate
+            })
+        },
+    );
+    // 1.375 s: half the floor's window before the deadline. The evidence stays that of 0 s, so
+    // the refresh stays due, but each pause lasts the floor's shortest (0.375 s); after the
+    // deadline the floor's usual pauses follow.
+    assert_eq!(
+        refresher.next_calls(4).await,
+        [ms(0), ms(1375), ms(1750), ms(2125)]
+    );
+    let after_lapse = refresher.next_calls(5).await;
+    for gap in gaps(&after_lapse) {
+        assert_within(gap, FLOOR_PAUSES.0, FLOOR_PAUSES.1, "pause on the floor");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_scaled_cadence_follows_the_window_of_the_moment_and_the_node_stays_ready_through_a_lapse(
+) {
+    // Every call answers 1 ms late, so the readiness read at each call is the one just before
+    // fresh evidence lands: the oldest the evidence gets. A pause thus starts 1 ms after its call.
+    let mut refresher = Loop::start(fleet_state(None), CadencePlan::ScaledForFleet, None, |_| {
+        Answer::After(ms(1), Outcome::Valid)
+    });
+    let floor = (FLOOR_PAUSES.0 + ms(1), FLOOR_PAUSES.1 + ms(1));
+    let leased = (LEASED_PAUSES.0 + ms(1), LEASED_PAUSES.1 + ms(1));
+    // On the floor alone.
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        seen.push(refresher.next_call_and_status().await);
+    }
+    for gap in gaps(&times(&seen)) {
+        assert_within(gap, floor.0, floor.1, "on the floor");
+    }
+    // A grant while a pause runs: that pause is not lengthened, the later ones are drawn for
+    // the window of 6.25 s, until the pause cut short before the deadline; then the floor's.
+    refresher.sleep_until(refresher.now() + ms(2)).await;
+    let deadline = refresher.now() + Duration::from_secs(20);
+    refresher.shared.set_lease(grant_until(deadline));
+    let granted = seen.len() - 1;
+    while refresher.now() < deadline + Duration::from_secs(5) {
+        seen.push(refresher.next_call_and_status().await);
+    }
+    let calls = times(&seen[granted..]);
+    assert_within(
+        calls[1].saturating_sub(calls[0]),
+        ms(0),
+        floor.1,
+        "the pause running at the grant",
+    );
+    let due = deadline.saturating_sub(ms(625));
+    for pair in calls[1..].windows(2) {
+        let gap = pair[1].saturating_sub(pair[0]);
+        if pair[1] < due {
+            assert_within(gap, leased.0, leased.1, "leased");
+        } else if pair[0] >= deadline {
+            assert_within(gap, floor.0, floor.1, "after the lapse");
+        }
+    }
+    let left_ready: Vec<_> = seen[1..]
+        .iter()
+        .filter(|(_, status)| *status != Status::Ready)
+        .collect();
+    assert!(left_ready.is_empty(), "left ready at {left_ready:?}");
+}
