@@ -4,9 +4,6 @@
 // link of README.md and docs/*.md resolves: the file exists and, for `#anchor`, the heading exists
 // in the target page (GitHub's slugs: lower case, punctuation dropped, spaces → `-`, `-1`, `-2` …
 // for repeats). Links inside code blocks and code spans are not links.
-//
-// One exception while it is being written: docs/platforms.md may not exist yet; then links to it
-// (and only those) are skipped. Once it exists it is a page like any other.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -15,8 +12,6 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const MAX_README_LINES = 350;
-/** Pages linked before they exist: skipped while missing. */
-const NOT_YET_WRITTEN = new Set(['docs/platforms.md']);
 
 const read = (file) => readFileSync(join(root, file), 'utf8');
 const pages = () =>
@@ -79,7 +74,7 @@ function links(markdown) {
  * The relative links of `file` (a path from `base`) that do not resolve, as "file:line → target (why)".
  * `readText(path)` reads a file under `base`; `exists(path)` says whether a path exists.
  */
-function brokenLinks(file, { readText, exists, skip = () => false }) {
+function brokenLinks(file, { readText, exists }) {
   const broken = [];
   for (const { line, target } of links(readText(file))) {
     if (target === '' || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // absolute: https:, mailto:
@@ -91,7 +86,7 @@ function brokenLinks(file, { readText, exists, skip = () => false }) {
       continue;
     }
     if (!exists(path)) {
-      if (!skip(path)) broken.push(`${where} (no file ${path})`);
+      broken.push(`${where} (no file ${path})`);
       continue;
     }
     if (anchor !== undefined && path.endsWith('.md') && !anchors(readText(path)).has(anchor)) {
@@ -104,7 +99,6 @@ function brokenLinks(file, { readText, exists, skip = () => false }) {
 const inRepository = {
   readText: read,
   exists: (path) => existsSync(join(root, path)),
-  skip: (path) => NOT_YET_WRITTEN.has(path) && !existsSync(join(root, path)),
 };
 
 test(`README.md has at most ${MAX_README_LINES} lines`, () => {
@@ -134,13 +128,12 @@ test('every page of docs/ opens with its # Title and a link back to the README',
   }
 });
 
-test('every relative link and #anchor of README.md and docs/*.md resolves', (t) => {
+test('every relative link and #anchor of README.md and docs/*.md resolves', () => {
   const files = ['README.md', ...pages()];
   const broken = files.flatMap((file) => brokenLinks(file, inRepository));
   assert.deepEqual(broken, [], 'links that do not resolve');
   const checked = files.flatMap((file) => links(read(file)).filter(({ target }) => !/^[a-z][a-z0-9+.-]*:/i.test(target)));
   assert.ok(checked.length >= 30, `relative links checked: ${checked.length}`);
-  for (const page of NOT_YET_WRITTEN) if (inRepository.skip(page)) t.diagnostic(`${page} does not exist yet: links to it were skipped`);
 });
 
 test('the link checker can fail: a missing file, a missing anchor, a link out of the repository', () => {
@@ -153,7 +146,7 @@ test('the link checker can fail: a missing file, a missing anchor, a link out of
       '## Repeat',
       '[ok](#the-budget-math) [ok](#a-fleet-that-scales--in-redis) [ok](#repeat-1) [ok](docs/a.md#options)',
       '[gone](docs/missing.md) [bad anchor](docs/a.md#nope) [bad local](#repeat-2) [up](../x.md)',
-      '`[in code](docs/missing.md)` [web](https://example.com/x#y) [skipped](docs/later.md)',
+      '`[in code](docs/missing.md)` [web](https://example.com/x#y)',
       '```md',
       '[in a block](docs/missing.md)',
       '```',
@@ -163,7 +156,6 @@ test('the link checker can fail: a missing file, a missing anchor, a link out of
   const broken = brokenLinks('README.md', {
     readText: (path) => files[path],
     exists: (path) => path in files,
-    skip: (path) => path === 'docs/later.md',
   });
   assert.deepEqual(broken, [
     'README.md:7 → docs/missing.md (no file docs/missing.md)',

@@ -302,25 +302,32 @@ async fn without_a_breaker_failures_bring_no_backoff_the_next_refresh_follows_th
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_wait() {
+/// A loop refreshing once a second (300 ms timeout) behind a breaker that two failures trip.
+fn behind_a_breaker_tripped_by_two(
+    answer: impl Fn(usize) -> Answer + Send + Sync + 'static,
+) -> Loop {
     let settings = BreakerSettings {
         failure_threshold: 2,
         ..breaker_settings()
     };
-    // One refresh a second; the first answer is valid, every later one inconclusive.
-    let mut refresher = Loop::start(
+    Loop::start(
         seed_state(),
         fixed(1000, 1000, 300),
         Some(Breaker::new(settings, 7)),
-        |n| {
-            Answer::Now(if n == 0 {
-                Outcome::Valid
-            } else {
-                Outcome::Indeterminate
-            })
-        },
-    );
+        answer,
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_wait() {
+    // One refresh a second; the first answer is valid, every later one inconclusive.
+    let mut refresher = behind_a_breaker_tripped_by_two(|n| {
+        Answer::Now(if n == 0 {
+            Outcome::Valid
+        } else {
+            Outcome::Indeterminate
+        })
+    });
     let secs = Duration::from_secs;
     // Calls 1 and 2 fail and trip it at 2 s: open for 5 s, so the refreshes at 3 to 6 s are
     // indeterminate without a call, and the one at 7 s is the trial.
@@ -356,22 +363,13 @@ async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_w
 
 #[tokio::test(start_paused = true)]
 async fn refreshes_that_time_out_trip_the_breaker_like_failures() {
-    let settings = BreakerSettings {
-        failure_threshold: 2,
-        ..breaker_settings()
-    };
-    let mut refresher = Loop::start(
-        seed_state(),
-        fixed(1000, 1000, 300),
-        Some(Breaker::new(settings, 7)),
-        |n| {
-            if n == 0 {
-                Answer::Now(Outcome::Valid)
-            } else {
-                Answer::Never
-            }
-        },
-    );
+    let mut refresher = behind_a_breaker_tripped_by_two(|n| {
+        if n == 0 {
+            Answer::Now(Outcome::Valid)
+        } else {
+            Answer::Never
+        }
+    });
     // Call 1 times out at 1.3 s, call 2 at 2.6 s: open until 7.6 s, the refreshes at 3.6 to
     // 6.6 s skipped.
     assert_eq!(
