@@ -95,6 +95,12 @@ export declare class Sentinel {
    * Not b, the fleet-wide ceiling that the `budget.unverifiedUnits` option sets.
    */
   get exposureUnits(): number
+  /**
+   * The same read-out as `exposureUnits`, under the name the package's contract gives it:
+   * the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
+   * fleet-wide ceiling).
+   */
+  get unverifiedUnits(): number
   /** b × share: the most this node admits on unverified evidence. */
   get nodeBudgetUnits(): number
   /** w: how long evidence stays usable, seconds. */

@@ -110,14 +110,15 @@ async function runLimited(total, concurrency, fn) {
 
 for (const fw of FRAMEWORKS) {
   describe(`${fw.name}: admission`, () => {
-    test('admitted: the route runs and exposureUnits grows by the units', async () => {
+    test('admitted: the route runs and exposureUnits (also read as unverifiedUnits) grows by the units', async () => {
       const { sentinel } = await readyHeld();
       const app = await startApp(fw, sentinel);
-      assert.equal(sentinel.exposureUnits, 0);
+      const ledger = () => [sentinel.exposureUnits, sentinel.unverifiedUnits];
+      assert.deepEqual(ledger(), [0, 0]);
       assertAdmitted(await postUsage(app, 7), 7);
-      assert.equal(sentinel.exposureUnits, 7);
+      assert.deepEqual(ledger(), [7, 7]);
       assertAdmitted(await postUsage(app, 2.5), 2.5);
-      assert.equal(sentinel.exposureUnits, 9.5);
+      assert.deepEqual(ledger(), [9.5, 9.5]);
       assertReadyBody(await getReady(app), 200, 'ready', 'verified');
     });
 

@@ -199,7 +199,7 @@ describe('errors echo what was typed, not the number it became', () => {
     ['--budget " " (blank)', [...window, '--budget', ' '], /--budget: .* \(got " "\)/],
     ['--budget 1e400 (overflows to Infinity)', [...window, '--budget', '1e400'], /--budget: .* \(got "1e400"\)/],
     ['--nodes 1.5', [...window, '--budget', '200', '--nodes', '1.5'], /--nodes: must be a whole number ≥ 1 \(got "1.5"\)/],
-    ['--max-stale 0', [...window, '--budget', '200', '--nodes', '2', '--max-stale', '0'], /--max-stale: must be a finite number greater than 0 \(got "0"\)/],
+    ['--max-stale 6 above a 5 s ceiling', [...window, '--budget', '200', '--nodes', '2', '--max-stale', '6'], /--max-stale: must be at most .* = 5 s \(got "6"\)/],
     ['probe --timeout-ms abc', ['probe', 'http://127.0.0.1:1/', '--timeout-ms', 'abc'], /--timeout-ms: .* \(got "abc"\)/],
   ];
   for (const [name, args, message] of cases) {

@@ -46,7 +46,7 @@ const RULE = {
   integerAtLeastOne: /integer|whole number|>= ?1|≥ ?1|at least (1|one)/i,
   shareRange: /\(0, ?1\]|0 < share|<= ?1|≤ ?1|between|at most 1|range|> ?0/i,
   exclusive: /both|either|only one|exclusive|not together|together|cannot be combined|one of/i,
-  sevenDays: /604800 s \(7 days\)/,
+  staleCeiling: /5(\.0+)?\b|node budget|ceiling|exceed|above|at most|<=|≤|greater than/i,
   minMax: /at most|at least|less than|greater than|smaller than|not (be )?(above|below)|exceed|<=|>=|≤|≥/i,
   cadence: /window|stale|maxStaleSeconds|5000|5 ?s/i,
   cadenceFourSeconds: /window|stale|maxStaleSeconds|4000|4 ?s/i,
@@ -121,7 +121,9 @@ const CASES = [
   ['budget.share negative', () => [merge('budget', { share: -0.5, nodes: undefined })()], /budget\.share/, RULE.shareRange],
   ['budget.nodes and budget.share together', () => [merge('budget', { share: 0.5 })()], /budget\.(nodes|share)/, RULE.exclusive],
   ['budget.maxStaleSeconds 0', () => [set('budget.maxStaleSeconds', 0)()], /budget\.maxStaleSeconds/, RULE.positive],
-  ['budget.maxStaleSeconds 604801 above 7 days', () => [set('budget.maxStaleSeconds', 604801)()], /budget\.maxStaleSeconds/, RULE.sevenDays],
+  ['budget.maxStaleSeconds 6 above node budget / r = 5', () => [set('budget.maxStaleSeconds', 6)()], /budget\.maxStaleSeconds/, RULE.staleCeiling],
+  ['budget.maxStaleSeconds 5.5 above node budget / r = 5', () => [set('budget.maxStaleSeconds', 5.5)()], /budget\.maxStaleSeconds/, RULE.staleCeiling],
+  ['budget.maxStaleSeconds 2.6 above 200*0.25/20 = 2.5', () => [merge('budget', { nodes: undefined, share: 0.25, maxStaleSeconds: 2.6 })()], /budget\.maxStaleSeconds/, /2\.5|node budget|ceiling|exceed|above|at most|<=|≤|greater than/i],
   ['refresh.maxIntervalMs below refresh.minIntervalMs', () => [merge('refresh', { minIntervalMs: 1000, maxIntervalMs: 500, timeoutMs: 1000 })()], /refresh\.(maxIntervalMs|minIntervalMs)/, RULE.minMax],
   ['refresh.minIntervalMs negative', () => [merge('refresh', { minIntervalMs: -1, maxIntervalMs: 500, timeoutMs: 1000 })()], /refresh\.minIntervalMs/, RULE.nonNegative],
   ['refresh.timeoutMs 0', () => [merge('refresh', { minIntervalMs: 100, maxIntervalMs: 500, timeoutMs: 0 })()], /refresh\.timeoutMs/, RULE.positive],
@@ -196,7 +198,6 @@ describe('valid options are accepted', () => {
   const ACCEPTED = [
     ['budget.maxStaleSeconds 5 = node budget / r', set('budget.maxStaleSeconds', 5)],
     ['budget.maxStaleSeconds 4 below node budget / r', set('budget.maxStaleSeconds', 4)],
-    ['budget.maxStaleSeconds 6 above node budget / r = 5 (a cap that changes nothing)', set('budget.maxStaleSeconds', 6)],
     ['budget.share 1 without nodes', merge('budget', { nodes: undefined, share: 1 })],
     ['budget.nodes 1', set('budget.nodes', 1)],
     ['cadence maxIntervalMs 2999 + timeoutMs 2000 < 5 s window', merge('refresh', { minIntervalMs: 20, maxIntervalMs: 2999, timeoutMs: 2000 })],
@@ -226,8 +227,6 @@ describe('budget read-outs', () => {
     ['seed: b 200, r 20, nodes 2', { ...SEED_BUDGET }, 100, 5],
     ['share 0.25', { unverifiedUnits: 200, maxUnitsPerSecond: 20, share: 0.25 }, 50, 2.5],
     ['maxStaleSeconds 4 lowers the window', { ...SEED_BUDGET, maxStaleSeconds: 4 }, 100, 4],
-    ['maxStaleSeconds 6 above node budget / r = 5 changes nothing', { ...SEED_BUDGET, maxStaleSeconds: 6 }, 100, 5],
-    ['maxStaleSeconds 2.6 above 200 × 0.25 / 20 = 2.5 changes nothing', { unverifiedUnits: 200, maxUnitsPerSecond: 20, share: 0.25, maxStaleSeconds: 2.6 }, 50, 2.5],
     ['default nodes means share 1', { unverifiedUnits: 200, maxUnitsPerSecond: 20 }, 200, 10],
   ];
 

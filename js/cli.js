@@ -116,10 +116,8 @@ function explainWindow(budget, { nodeBudgetUnits, staleWindowSeconds, ceilingSec
     `node budget  = b × share = ${b} × ${share} = ${round(nodeBudgetUnits)} units`,
     `stale window = node budget / r = ${round(nodeBudgetUnits)} / ${r} = ${round(ceilingSeconds)} s`,
   ];
-  if (budget.maxStaleSeconds !== undefined && staleWindowSeconds < ceilingSeconds) {
+  if (budget.maxStaleSeconds !== undefined) {
     lines.push(`             lowered to --max-stale: ${round(staleWindowSeconds)} s`);
-  } else if (budget.maxStaleSeconds !== undefined) {
-    lines.push(`             --max-stale ${round(budget.maxStaleSeconds)} s is not below it: no effect (a cap only lowers w)`);
   }
   lines.push(
     `At ${r} units/s this node spends its ${round(nodeBudgetUnits)} unverified units in ${round(ceilingSeconds)} s:`,

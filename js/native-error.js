@@ -100,4 +100,4 @@ function nativeLoadError(cause, { host = currentHost(), version } = {}) {
   return error;
 }
 
-module.exports = { nativeLoadError, currentHost, packageVersion, ERR_NATIVE, PLATFORM_PACKAGE, SUPPORTED, MIN_GLIBC, MIN_RUST };
+module.exports = { nativeLoadError, currentHost, packageVersion, atLeast, ERR_NATIVE, PLATFORM_PACKAGE, SUPPORTED, MIN_GLIBC, MIN_RUST };

@@ -37,8 +37,8 @@ export interface BudgetOptions {
   /** This node's fraction of b. 0 < share ≤ 1; not with `nodes` or `fleet`. Default: 1 / nodes. */
   share?: number;
   /**
-   * Caps the stale window w, seconds: w = min(node budget / r, maxStaleSeconds). > 0 and ≤ 604800
-   * (7 days); at or above node budget / r it changes nothing. Default: node budget / r.
+   * Caps the stale window w, seconds: w = min(node budget / r, maxStaleSeconds). > 0, ≤ node budget
+   * / r (a fleet: ≤ (floor + pool) / r), and ≤ 604800 (7 days). Default: node budget / r.
    */
   maxStaleSeconds?: number;
   /**

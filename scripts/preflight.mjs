@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-const { currentHost, MIN_RUST } = require('../js/native-error.js');
+const { atLeast, currentHost, MIN_RUST } = require('../js/native-error.js');
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** The zig toolchain the shipped build uses: versions pinned (with hashes) in zig-toolchain.txt. */
@@ -41,11 +41,6 @@ function output(cmd, args) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
   return r.error || r.status !== 0 ? null : r.stdout;
 }
-
-const versionAtLeast = (version, minimum) => {
-  const [a, b] = [version, minimum].map((v) => v.split('.').map(Number));
-  return a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
-};
 
 /** The shipped binary is built with zig for glibc 2.17 on Linux x64 (glibc); elsewhere the build is native. */
 export function buildsWithZig(host = currentHost()) {
@@ -75,7 +70,7 @@ export const TOOLS = {
     label: `Rust ≥ ${MIN_RUST} (cargo, rustc)`,
     present: () => {
       const v = /rustc (\d+\.\d+)/.exec(output('rustc', ['--version']) ?? '')?.[1];
-      return Boolean(v && versionAtLeast(v, MIN_RUST) && succeeds('cargo', ['--version']));
+      return Boolean(v && atLeast(v, MIN_RUST) && succeeds('cargo', ['--version']));
     },
     apt: null, // Debian's rustc is older than the crates need: rustup
     debian: `${RUSTUP} (or: rustup update)`,

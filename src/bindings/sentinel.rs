@@ -194,6 +194,14 @@ impl Sentinel {
         self.shared.with_state(|state| state.exposure_units())
     }
 
+    /// The same read-out as `exposureUnits`, under the name the package's contract gives it:
+    /// the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
+    /// fleet-wide ceiling).
+    #[napi(getter)]
+    pub fn unverified_units(&self) -> f64 {
+        self.exposure_units()
+    }
+
     /// b × share: the most this node admits on unverified evidence.
     #[napi(getter)]
     pub fn node_budget_units(&self) -> f64 {

@@ -47,8 +47,8 @@ pub(super) fn parse_budget(
         input.max_stale_seconds,
         env,
     )?;
-    // The largest node budget is floor + pool: its window must keep the limits a fixed budget's
-    // does (a cap above it, as any cap, only lowers the windows of smaller budgets).
+    // The largest node budget is floor + pool: maxStaleSeconds must not pass its window, by the
+    // rule of a fixed budget.
     let shape = &fleet.shape;
     let largest_share = (shape.floor_units() + shape.pool_units()) / shape.fleet_ceiling_units;
     checked(&BudgetInput {

@@ -91,8 +91,11 @@ fn budget_with_max_stale(max_stale: f64, fleet: bool) -> RawValue {
     obj(&[("budget", obj(&budget)), ("authority", authority)])
 }
 
+/// One rule for a fixed budget and a fleet: `maxStaleSeconds` may not pass the longest window
+/// the node can run with (node budget / r; for a fleet, (floor + pool) / r), and below that it
+/// caps the window of every node budget the node has.
 #[test]
-fn max_stale_is_one_cap_for_a_fixed_budget_and_a_fleet() {
+fn max_stale_is_one_rule_for_a_fixed_budget_and_a_fleet() {
     let window = |max_stale, fleet, grant: Option<f64>| {
         let mut config = parse_options(&budget_with_max_stale(max_stale, fleet), &no_env)
             .unwrap_or_else(|e| panic!("maxStaleSeconds {max_stale}: {e}"));
@@ -106,22 +109,15 @@ fn max_stale_is_one_cap_for_a_fixed_budget_and_a_fleet() {
     };
     // Fixed: node budget 100 units, node budget / r = 5 s.
     assert_eq!(window(4.0, false, None), 4.0, "below the ceiling: the cap");
-    assert_eq!(
-        window(6.0, false, None),
-        5.0,
-        "above it: no effect, not refused"
-    );
-    // Fleet: the same rule at every node budget it runs with.
+    assert_eq!(window(5.0, false, None), 5.0, "at the ceiling");
+    // Fleet: the cap lowers only the windows longer than it.
     assert_eq!(window(6.0, true, None), 0.625, "the floor's window");
     assert_eq!(window(6.0, true, Some(150.0)), 6.0, "floor + pool: capped");
-    assert_eq!(
-        window(100.0, true, Some(150.0)),
-        8.125,
-        "a cap above (floor + pool) / r"
-    );
-    for fleet in [false, true] {
-        let err = parse_error(&budget_with_max_stale(604_801.0, fleet));
+    // Above the longest window: refused, naming the option and the window it passes.
+    for (max_stale, fleet, longest) in [(6.0, false, "5 s"), (8.2, true, "8.125 s")] {
+        let err = parse_error(&budget_with_max_stale(max_stale, fleet));
         assert_eq!(err.path, "budget.maxStaleSeconds", "{err}");
+        assert!(err.to_string().contains(longest), "{err}");
     }
 }
 

@@ -177,7 +177,7 @@ pub static BUDGET: Group = Group {
             kind: Kind::Number(None),
             default: Default::Text("node budget / r"),
             doc: "Caps the stale window w, seconds: w = min(node budget / r, maxStaleSeconds)",
-            rule: "> 0 and ≤ 604800 (7 days); at or above node budget / r it changes nothing",
+            rule: "> 0, ≤ node budget / r (a fleet: ≤ (floor + pool) / r), and ≤ 604800 (7 days)",
             ..OPT
         },
         Opt {

@@ -58,6 +58,11 @@ pub enum BudgetError {
         value: f64,
     },
     NodesAndShare,
+    /// `maxStaleSeconds` above node budget / r: a window the ceiling does not allow.
+    MaxStaleAboveCeiling {
+        value: f64,
+        ceiling: f64,
+    },
     /// `given`: `maxStaleSeconds` itself is longer than [`MAX_STALE_WINDOW_SECONDS`]; otherwise
     /// the window node budget / r is, with no cap given.
     WindowTooLong {
@@ -82,6 +87,7 @@ impl BudgetError {
             BudgetError::NodesNotWhole { .. } => "budget.nodes",
             BudgetError::ShareOutOfRange { .. } => "budget.share",
             BudgetError::NodesAndShare => "budget.share",
+            BudgetError::MaxStaleAboveCeiling { .. } => "budget.maxStaleSeconds",
             BudgetError::WindowTooLong { .. } => "budget.maxStaleSeconds",
             BudgetError::CeilingOverflows => "budget.maxUnitsPerSecond",
             BudgetError::WindowTooShort { given: true, .. } => "budget.maxStaleSeconds",
@@ -112,6 +118,12 @@ impl BudgetError {
             BudgetError::NodesAndShare => {
                 "give either budget.nodes or budget.share, not both".to_owned()
             }
+            BudgetError::MaxStaleAboveCeiling { value, ceiling } => format!(
+                "must be at most node budget / maxUnitsPerSecond = {} s (got {}); a longer \
+                 window would let this node pass its share of the ceiling",
+                JsNumber(*ceiling),
+                JsNumber(*value)
+            ),
             BudgetError::WindowTooLong {
                 window_seconds,
                 given: true,
@@ -183,9 +195,10 @@ fn require_positive(option: &'static str, value: f64) -> Result<f64, BudgetError
 }
 
 /// The budget math (README): node budget = b × share; w = min(node budget / r,
-/// `maxStaleSeconds`) ([`stale_window_seconds`]). A cap longer than
-/// [`MAX_STALE_WINDOW_SECONDS`] is refused, and so is a window longer than that (it also bounds
-/// every later conversion of the window to a `Duration`) or too short for any cadence.
+/// `maxStaleSeconds`) ([`stale_window_seconds`]). A `maxStaleSeconds` above node budget / r
+/// contradicts the ceiling and is refused (a fleet checks it against its largest node budget,
+/// floor + pool, the same way); so is a window longer than [`MAX_STALE_WINDOW_SECONDS`] (it also
+/// bounds every later conversion of the window to a `Duration`) or too short for any cadence.
 pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
     let b = require_positive("budget.unverifiedUnits", input.fleet_ceiling_units)?;
     let r = require_positive("budget.maxUnitsPerSecond", input.max_units_per_second)?;
@@ -198,17 +211,14 @@ pub fn compute_budget(input: &BudgetInput) -> Result<Budget, BudgetError> {
         .max_stale_seconds
         .map(|value| require_positive("budget.maxStaleSeconds", value))
         .transpose()?;
-    if let Some(cap) = cap.filter(|cap| *cap > MAX_STALE_WINDOW_SECONDS) {
-        return Err(BudgetError::WindowTooLong {
-            window_seconds: cap,
-            given: true,
-        });
+    if let Some(value) = cap.filter(|cap| *cap > ceiling) {
+        return Err(BudgetError::MaxStaleAboveCeiling { value, ceiling });
     }
     let window_seconds = stale_window_seconds(node_budget_units, r, cap);
     if window_seconds > MAX_STALE_WINDOW_SECONDS {
         return Err(BudgetError::WindowTooLong {
             window_seconds,
-            given: false,
+            given: cap.is_some(),
         });
     }
     if window_seconds * 1000.0 <= MIN_REFRESH_INTERVAL_MS {
@@ -295,8 +305,8 @@ mod tests {
     }
 
     #[test]
-    fn max_stale_lowers_the_window_but_never_raises_it() {
-        for (cap, window) in [(4.0, 4.0), (5.0, 5.0), (6.0, 5.0), (1e5, 5.0)] {
+    fn max_stale_lowers_the_window_and_one_above_the_ceiling_is_refused() {
+        for (cap, window) in [(4.0, 4.0), (5.0, 5.0)] {
             let budget = compute_budget(&BudgetInput {
                 max_stale_seconds: Some(cap),
                 ..seed_input()
@@ -313,6 +323,17 @@ mod tests {
                 "the one window rule, shared with the fleet (lease.rs)"
             );
         }
+        let above = compute_budget(&BudgetInput {
+            max_stale_seconds: Some(6.0),
+            ..seed_input()
+        });
+        assert_eq!(
+            above.unwrap_err(),
+            BudgetError::MaxStaleAboveCeiling {
+                value: 6.0,
+                ceiling: 5.0
+            }
+        );
     }
 
     #[test]
