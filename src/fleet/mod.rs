@@ -10,6 +10,8 @@ mod scripts;
 #[cfg(test)]
 mod simulation;
 mod task;
+#[cfg(test)]
+mod test_redis;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,55 +12,17 @@
 //! The checker knows nothing of grants: it keeps every admission and asserts the ceiling, the
 //! units admitted by all nodes together since the authority went down ≤ b.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use redis::aio::MultiplexedConnection;
 
 use super::scripts;
+use super::test_redis::RedisServer;
 use crate::rules::budget::lease::{FleetBudget, FleetShape};
 use crate::rules::fleet::{FleetNode, FleetReply, RenewRequest};
 use crate::rules::{BudgetSource, Outcome, SentinelState};
-
-struct RedisServer {
-    child: Child,
-    port: u16,
-}
-
-impl RedisServer {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server on PATH (Debian: apt-get install redis-server)");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not listen within 10 s"
-            );
-            std::thread::yield_now();
-        }
-        RedisServer { child, port }
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Node {
     id: String,
