@@ -5,6 +5,8 @@
 //! task last handed to the sentinel state, and the lease deadline takes the grant away by itself.
 
 pub mod connection;
+#[cfg(test)]
+pub(crate) mod lua_redis;
 pub mod metrics;
 mod scripts;
 #[cfg(test)]

@@ -1,0 +1,289 @@
+//! Random but plausible calls of the fleet scripts, for the cross-check and the speed test: six
+//! nodes renew and release with increasing seqs (now and then a late one), random wants and
+//! keeps, and echo the fleet id, version and epoch of their last answer; now and then the state
+//! is lost, a snapshot is taken, Redis fails over to it, or the stored server id changes.
+//!
+//! The scripts' ARGV layouts live in [`Trace::renew_argv`] and [`Trace::release_argv`] only:
+//! when renew.lua or release.lua change their arguments, those two functions change with them.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The shape most calls agree on (now and then a node disagrees).
+const B: u32 = 200;
+const LEASE_MS: u32 = 5000;
+pub(crate) const NODES: usize = 6;
+
+/// What a node last heard from the fleet: id, version, epoch.
+#[derive(Clone, Default)]
+struct Known {
+    id: String,
+    version: String,
+    epoch: String,
+}
+
+#[derive(Default)]
+struct Node {
+    seq: u64,
+    /// The last seq Redis answered.
+    acked: u64,
+    known: Known,
+}
+
+/// One step of a trace.
+pub(crate) enum Step {
+    Renew {
+        node: usize,
+        argv: Vec<String>,
+    },
+    Release {
+        node: usize,
+        argv: Vec<String>,
+    },
+    /// The key is lost (DEL, eviction, FLUSHDB).
+    Lose,
+    /// A copy of the key is kept, for a later failover.
+    Snapshot,
+    /// The key goes back to the last copy (a failover to a replica that missed writes).
+    FailOver,
+    /// The stored server id no longer matches (the state was written by another server).
+    ForeignServer(String),
+}
+
+pub(crate) struct Trace {
+    rng: StdRng,
+    nodes: Vec<Node>,
+    ids: u64,
+    /// Scales the odd cases (late seqs, forgetful nodes, odd shapes, leases seen ended): 1 as
+    /// drawn, 0 for a calm fleet that only renews.
+    chaos: f64,
+}
+
+pub(crate) fn node_name(node: usize) -> String {
+    format!("n{}", node + 1)
+}
+
+impl Trace {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self::with(seed, NODES, 1.0)
+    }
+
+    pub(crate) fn with(seed: u64, nodes: usize, chaos: f64) -> Self {
+        let nodes = (0..nodes).map(|_| Node::default()).collect();
+        Trace {
+            rng: StdRng::seed_from_u64(seed),
+            nodes,
+            ids: 0,
+            chaos,
+        }
+    }
+
+    /// True with probability `p`, scaled by the chaos.
+    fn odd(&mut self, p: f64) -> bool {
+        self.rng.random_bool(p * self.chaos)
+    }
+
+    pub(crate) fn next_step(&mut self) -> Step {
+        let roll = self.rng.random_range(0..100);
+        let node = self.rng.random_range(0..self.nodes.len());
+        match roll {
+            0 => Step::Lose,
+            1..=3 => Step::Snapshot,
+            4 => Step::FailOver,
+            5 => Step::ForeignServer(self.fresh_id()),
+            6..=15 => Step::Release {
+                node,
+                argv: self.release_argv(node),
+            },
+            _ => Step::Renew {
+                node,
+                argv: self.renew_argv(node),
+            },
+        }
+    }
+
+    /// Takes in a node's answer (fleet id, version, epoch first); an error reply teaches nothing.
+    pub(crate) fn observe(&mut self, node: usize, reply: &Result<Vec<String>, String>) {
+        if let Ok([id, version, epoch, ..]) = reply.as_deref() {
+            let node = &mut self.nodes[node];
+            node.acked = node.seq;
+            let known = Known {
+                id: id.clone(),
+                version: version.clone(),
+                epoch: epoch.clone(),
+            };
+            node.known = known;
+        }
+    }
+
+    fn fresh_id(&mut self) -> String {
+        self.ids += 1;
+        format!("id{}", self.ids)
+    }
+
+    /// The next seq, or now and then a late (repeated or older) one.
+    fn seq(&mut self, node: usize) -> String {
+        let late = self.odd(0.1);
+        let seq = &mut self.nodes[node].seq;
+        if late {
+            return seq.saturating_sub(self.rng.random_range(0..3)).to_string();
+        }
+        *seq += 1;
+        seq.to_string()
+    }
+
+    /// A number of units: whole or with a fraction (grants and charges are floats).
+    fn units(&mut self, max: u32) -> String {
+        let whole = self.rng.random_range(0..=max);
+        if self.rng.random_bool(0.3) {
+            format!("{whole}.{}", self.rng.random_range(1..10))
+        } else {
+            whole.to_string()
+        }
+    }
+
+    /// What the node knows (now and then forgotten, as by a restarted node) and the seen-state
+    /// report `seen id, seen epoch, seen version, seen age` (age -1: none; with chaos, often a whole lease).
+    fn known_and_seen(&mut self, node: usize) -> (Known, [String; 4]) {
+        let forget = self.odd(0.05);
+        let known = if forget {
+            Known::default()
+        } else {
+            self.nodes[node].known.clone()
+        };
+        let age = if self.odd(0.3) {
+            self.rng.random_range(LEASE_MS..2 * LEASE_MS).to_string()
+        } else if self.rng.random_bool(0.5) {
+            self.rng.random_range(0..LEASE_MS).to_string()
+        } else {
+            "-1".to_owned()
+        };
+        let version = if known.version.is_empty() {
+            "0".to_owned()
+        } else {
+            known.version.clone()
+        };
+        let seen = [known.id.clone(), known.epoch.clone(), version, age];
+        (known, seen)
+    }
+
+    /// renew.lua's ARGV, in its order.
+    pub(crate) fn renew_argv(&mut self, node: usize) -> Vec<String> {
+        let seq = self.seq(node);
+        let want = if self.rng.random_bool(0.2) {
+            "-1".to_owned()
+        } else {
+            self.units(150)
+        };
+        let keep = if self.rng.random_bool(0.5) {
+            "0".to_owned()
+        } else {
+            self.units(50)
+        };
+        let floor_used = if self.rng.random_bool(0.7) {
+            "0".to_owned()
+        } else {
+            self.units(20)
+        };
+        let odd = self.odd(0.05);
+        let b = if self.odd(0.1) { B / 2 } else { B };
+        let (reserve, max_nodes) = if odd { ("0.25", "4") } else { ("0.1", "3") };
+        let (known, seen) = self.known_and_seen(node);
+        let settle = if self.rng.random_bool(0.6) {
+            0
+        } else {
+            self.rng.random_range(1..8)
+        };
+        let end_hold = if self.rng.random_bool(0.3) {
+            known.epoch.clone()
+        } else {
+            String::new()
+        };
+        let version = if known.version.is_empty() {
+            "0".to_owned()
+        } else {
+            known.version
+        };
+        let [seen_id, seen_epoch, seen_version, seen_age] = seen;
+        vec![
+            node_name(node),
+            seq,
+            want,
+            keep,
+            floor_used,
+            b.to_string(),
+            reserve.into(),
+            max_nodes.into(),
+            LEASE_MS.to_string(),
+            known.id,
+            version,
+            known.epoch,
+            self.nodes[node].acked.to_string(),
+            seen_id,
+            seen_epoch,
+            seen_version,
+            seen_age,
+            settle.to_string(),
+            end_hold,
+            self.fresh_id(),
+            "3600000".into(),
+        ]
+    }
+
+    /// release.lua's ARGV, in its order.
+    fn release_argv(&mut self, node: usize) -> Vec<String> {
+        let seq = self.seq(node);
+        let used = self.units(60);
+        let (known, [seen_id, seen_epoch, seen_version, seen_age]) = self.known_and_seen(node);
+        vec![
+            node_name(node),
+            seq,
+            used,
+            known.id,
+            seen_id,
+            seen_epoch,
+            seen_version,
+            seen_age,
+            "3600000".into(),
+        ]
+    }
+}
+
+/// The speed an explorer gets: renewals on a fleet of ten leases, in this build's profile (the
+/// script calls only; drawing their arguments is the explorer's cost). `--nocapture` shows it.
+#[test]
+fn renewals_on_ten_leases_are_fast() {
+    const LEASES: usize = 10;
+    const CALLS: u32 = 10_000;
+    let mut redis = super::LuaRedis::new();
+    let mut trace = Trace::with(1, LEASES, 0.0);
+    let mut spent = std::time::Duration::ZERO;
+    let mut renew = |trace: &mut Trace, node: usize| {
+        let argv = trace.renew_argv(node);
+        let start = std::time::Instant::now();
+        let reply = redis.eval(super::RENEW_SCRIPT, &["{fleet}"], &argv);
+        spent += start.elapsed();
+        trace.observe(node, &reply);
+        reply.expect("a renewal")
+    };
+    for node in 0..LEASES {
+        renew(&mut trace, node);
+    }
+    let mut last = Vec::new();
+    for call in 0..CALLS {
+        last = renew(&mut trace, usize::try_from(call).unwrap() % LEASES);
+    }
+    let per_second = f64::from(CALLS + 10) / spent.as_secs_f64();
+    println!("renew.lua on {LEASES} leases: {per_second:.0} calls/s");
+    let leases = redis
+        .hash("{fleet}")
+        .keys()
+        .filter(|field| field.starts_with("n:"))
+        .count();
+    assert_eq!(
+        leases, LEASES,
+        "the fleet kept its leases (last reply {last:?})"
+    );
+    // Loose: a floor far below the figure, to catch a stand-in gone pathologically slow.
+    assert!(per_second > 1000.0, "{per_second:.0} calls/s");
+}
