@@ -296,15 +296,18 @@ fn command_function(lua: &Lua, server: Rc<RefCell<Server>>) -> mlua::Result<Func
 
 /// A command's arguments as Redis takes them from Lua: strings as they are, numbers as `%.17g`
 /// (not Lua's `%.14g`, which loses precision); anything else refuses the call.
+/// (Plain loops here and below: iterator adapters cost a lot in the debug builds tests run.)
 fn command_args(args: &[Value]) -> Option<Vec<String>> {
-    args.iter()
-        .map(|arg| match arg {
-            Value::String(s) => Some(lossy(s)),
-            Value::Number(n) => Some(format_g17(*n)),
-            Value::Integer(n) => Some(format_g17(integer_as_f64(*n))),
-            _ => None,
-        })
-        .collect()
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        out.push(match arg {
+            Value::String(s) => lossy(s),
+            Value::Number(n) => format_g17(*n),
+            Value::Integer(n) => format_g17(integer_as_f64(*n)),
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// mlua hands a Lua 5.1 number that is a whole i64 as `Integer`; it came from an f64, so the
@@ -394,11 +397,14 @@ fn table_reply(table: &Table) -> Reply {
     if let Some(status) = text("ok") {
         return Reply::Status(status);
     }
-    let items = (1..).map_while(|i| match table.raw_get::<Value>(i) {
-        Ok(Value::Nil) | Err(_) => None,
-        Ok(item) => Some(script_reply(&item)),
-    });
-    Reply::Array(items.collect())
+    let mut items = Vec::new();
+    for i in 1.. {
+        match table.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(item) => items.push(script_reply(&item)),
+        }
+    }
+    Reply::Array(items)
 }
 
 #[allow(clippy::cast_possible_truncation)] // The truncation is Redis's `(long long)` cast.
@@ -408,7 +414,11 @@ fn truncate(n: f64) -> i64 {
 
 /// A Lua string as Rust text (the scripts' strings are ASCII; other bytes become U+FFFD).
 fn lossy(s: &mlua::LuaString) -> String {
-    String::from_utf8_lossy(&s.as_bytes()).into_owned()
+    let bytes = s.as_bytes();
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(&bytes).into_owned(),
+    }
 }
 
 /// The runner's error text (always a string; anything else is shown as it is).
