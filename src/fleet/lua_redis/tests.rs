@@ -122,22 +122,31 @@ fn hashes_keep_insertion_order_and_vanish_when_empty() {
 #[test]
 fn command_errors_raise_in_call_and_return_in_pcall() {
     let mut redis = LuaRedis::new();
-    assert_eq!(
-        err(&mut redis, "redis.call('NOPE', 'x')"),
-        "ERR Unknown Redis command called from script"
-    );
-    assert_eq!(
-        err(&mut redis, "redis.call('hgetall')"),
-        "ERR Wrong number of args calling Redis command from script"
-    );
-    assert_eq!(
-        err(&mut redis, "redis.call('HGET', {}, 'x')"),
-        "ERR Lua redis lib command arguments must be strings or integers"
-    );
-    assert_eq!(
-        err(&mut redis, "redis.call()"),
-        "ERR Please specify at least one argument for this redis lib call"
-    );
+    let refused = [
+        (
+            "redis.call('NOPE', 'x')",
+            "Unknown Redis command called from script",
+        ),
+        (
+            "redis.call('hgetall')",
+            "Wrong number of args calling Redis command from script",
+        ),
+        (
+            "redis.call('HGET', {}, 'x')",
+            "Lua redis lib command arguments must be strings or integers",
+        ),
+        (
+            "redis.call()",
+            "Please specify at least one argument for this redis lib call",
+        ),
+    ];
+    for (script, message) in refused {
+        assert_eq!(
+            err(&mut redis, script),
+            format!("ERR {message}"),
+            "{script}"
+        );
+    }
     // redis.pcall answers the error table; Lua's pcall around redis.call, its text (Redis's pcall).
     let caught = "local a = redis.pcall('NOPE')
         local ok, b = pcall(redis.call, 'NOPE')
@@ -238,12 +247,16 @@ fn format_g17_is_printf_g17() {
     );
 }
 
+/// Sets a field of KEY and its expiry in ARGV[1] ms.
+const SET_EXPIRING: &str = "redis.call('HSET', KEYS[1], 'f', 'v')
+    return {redis.call('PEXPIRE', KEYS[1], ARGV[1])}";
+const SET: &str = "return {redis.call('HSET', KEYS[1], 'f', 'v')}";
+const PTTL_EXISTS: &str = "return {redis.call('PTTL', KEYS[1]), redis.call('EXISTS', KEYS[1])}";
+
 #[test]
 fn keys_expire_after_their_millisecond_as_in_redis() {
     let mut redis = LuaRedis::new();
-    let set = "redis.call('HSET', KEYS[1], 'f', 'v')
-        return {redis.call('PEXPIRE', KEYS[1], ARGV[1])}";
-    let pttl = "return {redis.call('PTTL', KEYS[1]), redis.call('EXISTS', KEYS[1])}";
+    let (set, pttl) = (SET_EXPIRING, PTTL_EXISTS);
     assert_eq!(ok(&mut redis, set, &["100"]), ["1"]);
     assert_eq!(ok(&mut redis, pttl, &[]), ["100", "1"]);
     redis.advance_server_clock(100);
@@ -262,22 +275,14 @@ fn keys_expire_after_their_millisecond_as_in_redis() {
         ),
         ["0"]
     );
-    ok(
-        &mut redis,
-        "return {redis.call('HSET', KEYS[1], 'f', 'v')}",
-        &[],
-    );
+    ok(&mut redis, SET, &[]);
     assert_eq!(ok(&mut redis, pttl, &[]), ["-1", "1"]);
 }
 
 #[test]
 fn pexpire_takes_only_redis_integers() {
     let mut redis = LuaRedis::new();
-    ok(
-        &mut redis,
-        "return {redis.call('HSET', KEYS[1], 'f', 'v')}",
-        &[],
-    );
+    ok(&mut redis, SET, &[]);
     let pexpire = "return {redis.call('PEXPIRE', KEYS[1], unpack(ARGV))}";
     for bad in ["1.5", "+5", "007", " 5", "-0", ""] {
         let message = run(&mut redis, pexpire, &[bad]).expect_err(bad);
@@ -300,16 +305,13 @@ fn pexpire_takes_only_redis_integers() {
 #[test]
 fn a_clock_step_back_postpones_expiry_but_revives_nothing() {
     let mut redis = LuaRedis::new();
-    let set = "redis.call('HSET', KEYS[1], 'f', 'v')
-        return {redis.call('PEXPIRE', KEYS[1], ARGV[1])}";
-    let pttl = "return {redis.call('PTTL', KEYS[1])}";
-    ok(&mut redis, set, &["100"]);
+    ok(&mut redis, SET_EXPIRING, &["100"]);
     redis.advance_server_clock(50);
     redis.advance_server_clock(-1000);
-    assert_eq!(ok(&mut redis, pttl, &[]), ["1050"]);
+    assert_eq!(ok(&mut redis, PTTL_EXISTS, &[]), ["1050", "1"]);
     redis.advance_server_clock(1101);
     redis.advance_server_clock(-1000);
-    assert_eq!(ok(&mut redis, pttl, &[]), ["-2"]);
+    assert_eq!(ok(&mut redis, PTTL_EXISTS, &[]), ["-2", "0"]);
 }
 
 #[test]
