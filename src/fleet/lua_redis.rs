@@ -17,6 +17,11 @@
 //! And the knobs an explorer needs: the server clock, key loss (DEL), DUMP/RESTORE-like copies,
 //! the server identity (a failover or a restart), replicas, and INFO commandstats-like counts.
 //! Not `Send` (an `mlua::Lua` is not): one per thread.
+//!
+//! Not emulated: RESP3, `redis.*` helpers other than `call`/`pcall`, the cjson, cmsgpack, struct
+//! and bit libraries, script flags, and Redis 7.0.15's read-only tables beyond new globals (a
+//! script here may change `string.x` or replace `_G.string`). Redis's Lua hashes every byte of a string where stock Lua 5.1.5 samples
+//! strings of 32 bytes or more, so `pairs` over such keys may visit them in another order.
 
 mod cross_check;
 mod fleet_calls;
@@ -48,8 +53,8 @@ pub(crate) const RELEASE_SCRIPT: &str = concat!(
 /// Run once per Lua state, before the globals are locked. `run` (Rust) executes one command and
 /// answers `ok, reply`; an error reply is a table `{err = "ERR ..."}`, which `redis.call` raises
 /// as Redis does and `redis.pcall` returns (and Lua's `pcall` turns into its text, as Redis's
-/// does). The chunk answers the runner of scripts, which turns
-/// a raised error into its text (a Lua error gets Redis's `ERR ` code), and the environment.
+/// does). The chunk answers the runner of scripts, which turns a raised error into its text (a
+/// Lua error gets Redis's `ERR ` code), and the scripts' environment.
 const PRELUDE: &str = r#"
 local run = ...
 redis = {}
@@ -71,12 +76,11 @@ local function settle(ok, ...)
   return false, e
 end
 function pcall(f, ...) return settle(lua_pcall(f, ...)) end
-setmetatable(_G, { __index = function(_, name)
+local function refuse() error('Attempt to modify a readonly table', 2) end
+setmetatable(_G, { __newindex = refuse, __index = function(_, name)
   error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
 end })
-local readonly = { __index = _G, __newindex = function()
-  error('Attempt to modify a readonly table', 2)
-end }
+local readonly = { __index = _G, __newindex = refuse }
 return function(script)
   local ok, result = lua_pcall(script)
   if ok then return true, result end
@@ -100,6 +104,7 @@ pub(crate) struct LuaRedis {
 }
 
 impl LuaRedis {
+    /// An empty server at [`START_CLOCK_MS`], with the identity drawn from seed 0 and no replicas.
     pub(crate) fn new() -> Self {
         let lua = Lua::new_with(
             StdLib::TABLE | StdLib::STRING | StdLib::MATH,

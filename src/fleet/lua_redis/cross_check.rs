@@ -328,6 +328,7 @@ const EDGE_SCRIPTS: &[(&str, &[&str])] = &[
     ("error('mine')", &[]),
     ("leak = 1", &[]),
     ("KEYS = {}", &[]),
+    ("_G.leak = 1", &[]),
     ("return {tostring(nothing_here)}", &[]),
     ("return {os.time()}", &[]),
     ("return {type(string.format), type(math.max), type(table.sort), type(unpack)}", &[]),

@@ -176,6 +176,7 @@ fn globals_are_protected_and_only_redis_libraries_load() {
     let mut redis = LuaRedis::new();
     assert!(err(&mut redis, "leak = 1").contains("Attempt to modify a readonly table"));
     assert!(err(&mut redis, "KEYS = {}").contains("Attempt to modify a readonly table"));
+    assert!(err(&mut redis, "_G.leak = 1").contains("Attempt to modify a readonly table"));
     let missing = err(&mut redis, "return {tostring(nothing_here)}");
     assert!(
         missing.contains("Script attempted to access nonexistent global variable 'nothing_here'")
