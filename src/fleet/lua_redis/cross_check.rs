@@ -232,6 +232,14 @@ impl Pair {
         assert_eq!(self.query(&delay_cmd).await, Reply::Status("OK".into()));
         let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
         let mut replica = client.get_multiplexed_async_connection().await.unwrap();
+        // Loaded from the socket, the snapshot leaves no dump.rdb in the working directory.
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("repl-diskless-load")
+            .arg("swapdb")
+            .query_async(&mut replica)
+            .await
+            .unwrap();
         let master_port = self.port;
         let _: () = redis::cmd("REPLICAOF")
             .arg("127.0.0.1")
