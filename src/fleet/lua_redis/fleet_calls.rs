@@ -25,8 +25,9 @@ struct Known {
 #[derive(Default)]
 struct Node {
     seq: u64,
-    /// The last seq Redis answered.
+    /// The last seq Redis answered, and the fleet version of that answer.
     acked: u64,
+    acked_version: String,
     known: Known,
 }
 
@@ -57,6 +58,11 @@ pub(crate) struct Trace {
     /// Scales the odd cases (late seqs, forgetful nodes, odd shapes, leases seen ended): 1 as
     /// drawn, 0 for a calm fleet that only renews.
     chaos: f64,
+}
+
+/// A number a node never heard is 0.
+fn or_zero(number: &str) -> String {
+    if number.is_empty() { "0" } else { number }.to_owned()
 }
 
 pub(crate) fn node_name(node: usize) -> String {
@@ -107,6 +113,7 @@ impl Trace {
         if let Ok([id, version, epoch, ..]) = reply.as_deref() {
             let node = &mut self.nodes[node];
             node.acked = node.seq;
+            node.acked_version.clone_from(version);
             let known = Known {
                 id: id.clone(),
                 version: version.clone(),
@@ -158,37 +165,42 @@ impl Trace {
         } else {
             "-1".to_owned()
         };
-        let version = if known.version.is_empty() {
-            "0".to_owned()
-        } else {
-            known.version.clone()
-        };
-        let seen = [known.id.clone(), known.epoch.clone(), version, age];
+        let seen = [
+            known.id.clone(),
+            known.epoch.clone(),
+            or_zero(&known.version),
+            age,
+        ];
         (known, seen)
+    }
+
+    /// `none` with probability `p_none`, else [`Self::units`] up to `max`.
+    fn units_or(&mut self, p_none: f64, none: &str, max: u32) -> String {
+        if self.rng.random_bool(p_none) {
+            none.to_owned()
+        } else {
+            self.units(max)
+        }
     }
 
     /// renew.lua's ARGV, in its order.
     pub(crate) fn renew_argv(&mut self, node: usize) -> Vec<String> {
         let seq = self.seq(node);
-        let want = if self.rng.random_bool(0.2) {
-            "-1".to_owned()
-        } else {
-            self.units(150)
-        };
-        let keep = if self.rng.random_bool(0.5) {
-            "0".to_owned()
-        } else {
-            self.units(50)
-        };
-        let floor_used = if self.rng.random_bool(0.7) {
-            "0".to_owned()
-        } else {
-            self.units(20)
-        };
-        let odd = self.odd(0.05);
+        let (want, keep) = (self.units_or(0.2, "-1", 150), self.units_or(0.5, "0", 50));
+        let (floor_used, used) = (self.units_or(0.7, "0", 20), self.units_or(0.3, "0", 50));
         let b = if self.odd(0.1) { B / 2 } else { B };
-        let (reserve, max_nodes) = if odd { ("0.25", "4") } else { ("0.1", "3") };
-        let (known, seen) = self.known_and_seen(node);
+        let (reserve, max_nodes) = if self.odd(0.05) {
+            ("0.25", "4")
+        } else {
+            ("0.1", "3")
+        };
+        // The static floor the node counts on: b's reserve shared by max_nodes, or none.
+        let floor = if self.rng.random_bool(0.8) {
+            "6.666666666666667"
+        } else {
+            "0"
+        };
+        let (known, [seen_id, seen_epoch, seen_version, seen_age]) = self.known_and_seen(node);
         let settle = if self.rng.random_bool(0.6) {
             0
         } else {
@@ -199,12 +211,13 @@ impl Trace {
         } else {
             String::new()
         };
-        let version = if known.version.is_empty() {
-            "0".to_owned()
+        let acked = &self.nodes[node];
+        let acked_version = if known.id.is_empty() {
+            ""
         } else {
-            known.version
+            &acked.acked_version
         };
-        let [seen_id, seen_epoch, seen_version, seen_age] = seen;
+        let acked_version = or_zero(acked_version);
         vec![
             node_name(node),
             seq,
@@ -216,9 +229,10 @@ impl Trace {
             max_nodes.into(),
             LEASE_MS.to_string(),
             known.id,
-            version,
+            or_zero(&known.version),
             known.epoch,
-            self.nodes[node].acked.to_string(),
+            acked.acked.to_string(),
+            acked_version,
             seen_id,
             seen_epoch,
             seen_version,
@@ -227,13 +241,15 @@ impl Trace {
             end_hold,
             self.fresh_id(),
             "3600000".into(),
+            floor.into(),
+            used,
         ]
     }
 
     /// release.lua's ARGV, in its order.
     fn release_argv(&mut self, node: usize) -> Vec<String> {
         let seq = self.seq(node);
-        let used = self.units(60);
+        let (used, floor_used) = (self.units(60), self.units_or(0.7, "0", 6));
         let (known, [seen_id, seen_epoch, seen_version, seen_age]) = self.known_and_seen(node);
         vec![
             node_name(node),
@@ -245,6 +261,7 @@ impl Trace {
             seen_version,
             seen_age,
             "3600000".into(),
+            floor_used,
         ]
     }
 }
