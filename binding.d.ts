@@ -218,7 +218,10 @@ export interface FleetReadout {
   mode: FleetMode
   /** Units of the pool held under a lease whose local deadline is ahead; 0 otherwise. */
   grantUnits: number
-  /** b × reserve / maxNodes. */
+  /**
+   * The static floor: b × reserve / maxNodes (the fleet's, or this node's own if smaller);
+   * 0 for a node beyond `maxNodes`.
+   */
   floorUnits: number
   /** floor + grant. */
   nodeBudgetUnits: number
@@ -227,10 +230,24 @@ export interface FleetReadout {
   /** Live nodes as of the last answer from Redis (`null` before any). */
   liveNodes: number | null
   /**
-   * This node's `budget.fleet.maxNodes` (more live nodes than this take their floors from
-   * the pool).
+   * The fleet's `maxNodes`: adopted from the fleet's state in Redis (set by the node that
+   * created it), this node's own before Redis answers.
    */
   maxNodes: number
+  /** The fleet's `reserve`, adopted likewise. */
+  reserve: number
+  /** The fleet's `leaseSeconds`, adopted likewise: every lease in a fleet has one length. */
+  leaseSeconds: number
+  /**
+   * This node's own `maxNodes`, `reserve` and `leaseSeconds`: they differ from the fleet's
+   * during a rolling update that changes them (one `warn` log line).
+   */
+  configured: FleetSettings
+  /**
+   * `true` when the fleet's `maxNodes` static floors were all taken when this node joined:
+   * its floor is 0 and its whole budget is leased (one `error` log line).
+   */
+  beyondMaxNodes: boolean
   /**
    * The fleet's expired or released units waiting to be settled, as of the last answer
    * (`null` before any).
@@ -250,6 +267,13 @@ export interface FleetReadout {
 
 /** Why the last Redis call of a fleet node failed. */
 export type FleetRedisError = 'connect' | 'timeout' | 'tls' | 'auth' | 'noperm' | 'response' | 'malformed'
+
+/** A fleet's shape: `maxNodes`, `reserve`, `leaseSeconds`. */
+export interface FleetSettings {
+  maxNodes: number
+  reserve: number
+  leaseSeconds: number
+}
 
 /** One metric family of `metricFamilies()`: what `metrics()` renders as text. */
 export interface MetricFamily {

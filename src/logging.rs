@@ -150,27 +150,41 @@ pub fn fleet_event(event: &FleetEvent) -> Line {
         FleetEvent::StateLost => (
             Level::Warn,
             "spend-sentinel: Redis lost the fleet's state, failed over or restarted; no grant \
-             grows until leaseSeconds + 2 s have passed and a valid refresh settled the fleet"
+             grows until leaseSeconds × 1.03 + 2 s have passed and a valid refresh settled the \
+             fleet"
                 .to_owned(),
             Vec::new(),
         ),
         FleetEvent::OverMaxNodes { live, max_nodes } => (
             Level::Error,
             format!(
-                "spend-sentinel: {live} live fleet nodes, more than maxNodes {max_nodes}: the \
-                 extra floors come out of the pool; raise budget.fleet.maxNodes"
+                "spend-sentinel: {live} live fleet nodes and every static floor of maxNodes \
+                 {max_nodes} taken: this node has no floor, its whole budget is leased from the \
+                 pool and lapses with the lease; raise budget.fleet.maxNodes"
             ),
             vec![
                 ("liveNodes", Field::Number(u64_as_f64(*live))),
-                ("maxNodes", Field::Number(f64::from(*max_nodes))),
+                ("maxNodes", Field::Number(u64_as_f64(*max_nodes))),
             ],
         ),
-        FleetEvent::Mismatch => (
-            Level::Error,
-            "spend-sentinel: budget.fleet.reserve or maxNodes differ from the live fleet's: this \
-             node gets no grant"
-                .to_owned(),
-            Vec::new(),
+        FleetEvent::Adopted { fleet, own } => (
+            Level::Warn,
+            format!(
+                "spend-sentinel: budget.fleet settings differ from the fleet's in Redis (reserve \
+                 {} maxNodes {} leaseSeconds {}; this node: {} {} {}): this node uses the \
+                 fleet's",
+                fleet.reserve,
+                fleet.max_nodes,
+                fleet.lease.as_secs_f64(),
+                own.reserve,
+                own.max_nodes,
+                own.lease.as_secs_f64()
+            ),
+            vec![
+                ("reserve", Field::Number(fleet.reserve)),
+                ("maxNodes", Field::Number(u64_as_f64(fleet.max_nodes))),
+                ("leaseSeconds", Field::Number(fleet.lease.as_secs_f64())),
+            ],
         ),
     };
     fields.insert(0, ("event", Field::Text("spend_sentinel.fleet")));
@@ -321,6 +335,23 @@ mod tests {
         assert_eq!(over.level, Level::Error);
         assert_eq!(field(&over, "liveNodes"), Field::Number(6.0));
         assert!(over.message.contains("maxNodes 4"), "{}", over.message);
-        assert_eq!(fleet_event(&FleetEvent::Mismatch).level, Level::Error);
+        let settings = |reserve, max_nodes, lease| crate::rules::fleet::Settings {
+            reserve,
+            max_nodes,
+            lease: Duration::from_secs(lease),
+        };
+        let adopted = fleet_event(&FleetEvent::Adopted {
+            fleet: settings(0.25, 4, 30),
+            own: settings(0.5, 4, 60),
+        });
+        assert_eq!(adopted.level, Level::Warn);
+        assert!(
+            adopted
+                .message
+                .contains("reserve 0.25 maxNodes 4 leaseSeconds 30; this node: 0.5 4 60"),
+            "{}",
+            adopted.message
+        );
+        assert_eq!(field(&adopted, "leaseSeconds"), Field::Number(30.0));
     }
 }

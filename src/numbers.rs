@@ -29,11 +29,6 @@ pub fn millis_u64(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Milliseconds as a float (exact to the nanosecond below about 104 days).
-pub fn millis_f64(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}
-
 /// Whole nanoseconds, saturating at `u64::MAX` (584 years).
 pub fn nanos_u64(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)

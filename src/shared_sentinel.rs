@@ -102,6 +102,26 @@ impl SharedSentinel {
     /// A new lease from the fleet (or none): readiness and the cadence see it at once.
     pub fn set_lease(&self, lease: Option<Lease>) {
         self.with_state(|state| state.set_lease(lease));
+        self.budget_did_change();
+    }
+
+    /// The fleet's answer set this node's static floor (see `FleetBudget::set_floor`), and
+    /// may say that this node's lease ended in Redis (see `SentinelState::cover_ended_lease`).
+    pub fn set_fleet_floor(&self, floor_units: f64, lease_ended: bool) {
+        let changed = self.with_state(|state| {
+            if lease_ended {
+                state.cover_ended_lease();
+            }
+            let before = state.budget().fleet().map(|f| f.floor_units());
+            state.set_fleet_floor(floor_units);
+            before != Some(floor_units)
+        });
+        if changed {
+            self.budget_did_change();
+        }
+    }
+
+    fn budget_did_change(&self) {
         self.changed.notify_one();
         self.budget_changed.notify_one();
     }

@@ -204,7 +204,8 @@ pub struct FleetReadout {
     pub mode: FleetMode,
     /// Units of the pool held under a lease whose local deadline is ahead; 0 otherwise.
     pub grant_units: f64,
-    /// b × reserve / maxNodes.
+    /// The static floor: b × reserve / maxNodes (the fleet's, or this node's own if smaller);
+    /// 0 for a node beyond `maxNodes`.
     pub floor_units: f64,
     /// floor + grant.
     pub node_budget_units: f64,
@@ -213,9 +214,19 @@ pub struct FleetReadout {
     /// Live nodes as of the last answer from Redis (`null` before any).
     #[napi(ts_type = "number | null")]
     pub live_nodes: Either<f64, Null>,
-    /// This node's `budget.fleet.maxNodes` (more live nodes than this take their floors from
-    /// the pool).
+    /// The fleet's `maxNodes`: adopted from the fleet's state in Redis (set by the node that
+    /// created it), this node's own before Redis answers.
     pub max_nodes: f64,
+    /// The fleet's `reserve`, adopted likewise.
+    pub reserve: f64,
+    /// The fleet's `leaseSeconds`, adopted likewise: every lease in a fleet has one length.
+    pub lease_seconds: f64,
+    /// This node's own `maxNodes`, `reserve` and `leaseSeconds`: they differ from the fleet's
+    /// during a rolling update that changes them (one `warn` log line).
+    pub configured: FleetSettings,
+    /// `true` when the fleet's `maxNodes` static floors were all taken when this node joined:
+    /// its floor is 0 and its whole budget is leased (one `error` log line).
+    pub beyond_max_nodes: bool,
     /// The fleet's expired or released units waiting to be settled, as of the last answer
     /// (`null` before any).
     #[napi(ts_type = "number | null")]
@@ -227,6 +238,24 @@ pub struct FleetReadout {
     /// `response`, `malformed`); `null` once a call succeeds.
     #[napi(ts_type = "FleetRedisError | null")]
     pub redis_error: Either<FleetRedisError, Null>,
+}
+
+/// A fleet's shape: `maxNodes`, `reserve`, `leaseSeconds`.
+#[napi(object)]
+pub struct FleetSettings {
+    pub max_nodes: f64,
+    pub reserve: f64,
+    pub lease_seconds: f64,
+}
+
+impl From<crate::rules::fleet::Settings> for FleetSettings {
+    fn from(settings: crate::rules::fleet::Settings) -> Self {
+        FleetSettings {
+            max_nodes: u64_as_f64(settings.max_nodes),
+            reserve: settings.reserve,
+            lease_seconds: settings.lease.as_secs_f64(),
+        }
+    }
 }
 
 /// Why the last Redis call of a fleet node failed.
@@ -278,7 +307,11 @@ impl From<crate::rules::fleet::FleetStatus> for FleetReadout {
             node_budget_units: status.node_budget_units,
             lease_remaining_seconds: millisecond_seconds(status.lease_remaining),
             live_nodes: or_null(status.live_nodes.map(u64_as_f64)),
-            max_nodes: f64::from(status.max_nodes),
+            max_nodes: u64_as_f64(status.settings.max_nodes),
+            reserve: status.settings.reserve,
+            lease_seconds: status.settings.lease.as_secs_f64(),
+            configured: status.configured.into(),
+            beyond_max_nodes: status.beyond_max_nodes,
             charged_units: or_null(status.charged_units),
             growth_held: status.growth_held,
             redis_error: status

@@ -24,8 +24,14 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
         ),
         single(
             "spend_sentinel_fleet_max_nodes",
-            "This node's budget.fleet.maxNodes: live nodes above it take their floors from the pool.",
-            f64::from(status.max_nodes),
+            "The fleet's maxNodes (adopted from Redis): the number of static floors.",
+            u64_as_f64(status.settings.max_nodes),
+        ),
+        single(
+            "spend_sentinel_fleet_beyond_max_nodes",
+            "1 when every static floor was taken as this node joined: it has no floor, its whole \
+             budget is leased.",
+            f64::from(u8::from(status.beyond_max_nodes)),
         ),
         single(
             "spend_sentinel_fleet_charged_units",
@@ -34,8 +40,8 @@ pub fn families(status: &FleetStatus) -> Vec<Family> {
         ),
         single(
             "spend_sentinel_fleet_growth_held",
-            "1 while no grant may grow: a fresh fleet, or Redis lost its state, until lease + 2 s \
-             have passed and a valid refresh settled the fleet.",
+            "1 while no grant may grow: a fresh fleet, or Redis lost its state, until lease x 1.03 \
+             + 2 s have passed and a valid refresh settled the fleet.",
             f64::from(u8::from(status.growth_held)),
         ),
         by_label(

@@ -6,6 +6,8 @@
 
 pub mod connection;
 #[cfg(test)]
+mod explorer;
+#[cfg(test)]
 pub(crate) mod lua_redis;
 pub mod metrics;
 mod scripts;

@@ -1,21 +1,22 @@
--- Release this node's lease on close. ARGV: 1 node, 2 seq, 3 used (grant units the node admitted
--- that no valid refresh has covered yet), 4 lease_ms, 5 known id, 6 clock_to (-1: none), 7 ttl_ms.
--- The unused part returns to the pool at once; the used part stays charged until settled. The
--- node is remembered for a lease, so that a renewal still in flight cannot bring it back.
-local node, seq, used, lease_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local known_id, clock_to, ttl_ms = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
-local server_id, replicas = server()
+-- Release this node's lease on close. ARGV: 1 node, 2 seq, 3 used (lease units the node admitted
+-- that no valid refresh has covered yet), 4 known id, 5 seen id, 6 seen epoch, 7 seen version,
+-- 8 seen age ms (-1: none), 9 ttl_ms, 10 floor_used (what it used of a static floor).
+-- The unused part returns to the pool at once; the used part, and what it used of its static
+-- floor (whose slot another node may take now), stay charged until settled. The node is
+-- remembered, so that a renewal still in flight cannot bring it back.
+local node, seq, used, known_id = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local seen_id, seen_epoch, seen_version, seen_age = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
+local ttl_ms, floor_used = tonumber(ARGV[9]), tonumber(ARGV[10])
+local _, replicas = server()
 local s = read_state()
-if not s then return { '', '0', '', '0', '0', '0', '0', '0', '0', tostring(replicas), '0' } end
-advance(s, known_id, clock_to)
-sweep(s)
+if not s then return { '', '0', '', '0', '0', '0', '0', '0', '0', '0', tostring(replicas), '0' } end
+sweep(s, seen_id, seen_epoch, seen_version, seen_age)
 local mine = s.leases[node]
-if mine and seq > mine.seq then
-  charge(s, math.min(mine.grant, math.max(used, 0)))
+if mine and seq > mine.seq and known_id == s.id then
+  charge(s, math.min(mine.grant, math.max(used, 0)), mine.slot * math.max(floor_used, 0))
   s.leases[node] = nil
   drop(s, 'n:' .. node)
-  s.gone[node] = { expires = s.clock + lease_ms, seq = seq }
-  put(s, 't:' .. node, num(s.clock + lease_ms) .. '|' .. seq)
+  bury(s, node, seq)
 end
 bound_charges(s)
 save(s, ttl_ms)

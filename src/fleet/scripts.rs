@@ -7,20 +7,49 @@ use redis::{Script, ScriptInvocation};
 
 use crate::numbers::millis_u64;
 use crate::rules::budget::lease::FleetShape;
-use crate::rules::fleet::{ReleaseRequest, RenewRequest};
+use crate::rules::fleet::{ReleaseRequest, RenewRequest, Seen};
 
-fn script(cell: &'static OnceLock<Script>, body: &'static str) -> &'static Script {
-    cell.get_or_init(|| Script::new(&format!("{}\n{}", include_str!("common.lua"), body)))
+const RENEW: &str = include_str!("renew.lua");
+const RELEASE: &str = include_str!("release.lua");
+
+/// A script as Redis runs it: the shared functions, then its own body.
+fn source(body: &str) -> String {
+    format!("{}\n{}", include_str!("common.lua"), body)
+}
+
+fn script(cell: &'static OnceLock<Script>, body: &str) -> &'static Script {
+    cell.get_or_init(|| Script::new(&source(body)))
 }
 
 fn renew_script() -> &'static Script {
     static CELL: OnceLock<Script> = OnceLock::new();
-    script(&CELL, include_str!("renew.lua"))
+    script(&CELL, RENEW)
 }
 
 fn release_script() -> &'static Script {
     static CELL: OnceLock<Script> = OnceLock::new();
-    script(&CELL, include_str!("release.lua"))
+    script(&CELL, RELEASE)
+}
+
+/// The renew script's text, for the embedded Lua of the tests.
+#[cfg(test)]
+pub(crate) fn renew_source() -> String {
+    source(RENEW)
+}
+
+/// The release script's text, for the embedded Lua of the tests.
+#[cfg(test)]
+pub(crate) fn release_source() -> String {
+    source(RELEASE)
+}
+
+fn invocation<'a>(script: &'a Script, key: &str, argv: Vec<String>) -> ScriptInvocation<'a> {
+    let mut call = script.prepare_invoke();
+    call.key(key);
+    for arg in argv {
+        call.arg(arg);
+    }
+    call
 }
 
 /// The fleet's one key: its whole state, under the hash tag `{spend-sentinel:<name>}` (one Redis
@@ -34,7 +63,7 @@ fn ttl_ms(shape: &FleetShape) -> u64 {
     millis_u64(shape.lease).saturating_mul(10).max(3_600_000)
 }
 
-/// The arguments of one renewal, in the order `renew.lua` reads them.
+/// One renewal, ready to send.
 pub fn renew<'a>(
     key: &str,
     node: &str,
@@ -42,43 +71,89 @@ pub fn renew<'a>(
     shape: &FleetShape,
     request: &RenewRequest,
 ) -> ScriptInvocation<'a> {
-    let mut call = renew_script().prepare_invoke();
-    call.key(key)
-        .arg(node)
-        .arg(request.seq)
-        .arg(request.want.unwrap_or(-1.0))
-        .arg(request.keep)
-        .arg(shape.fleet_ceiling_units)
-        .arg(shape.reserve)
-        .arg(shape.max_nodes)
-        .arg(millis_u64(shape.lease))
-        .arg(&request.known.fleet_id)
-        .arg(request.known.version)
-        .arg(&request.known.epoch)
-        .arg(request.acked_seq)
-        .arg(request.clock_to_ms.unwrap_or(-1.0))
-        .arg(request.settle_through)
-        .arg(request.end_hold.as_deref().unwrap_or(""))
-        .arg(new_id)
-        .arg(ttl_ms(shape));
-    call
+    invocation(
+        renew_script(),
+        key,
+        renew_argv(node, new_id, shape, request),
+    )
 }
 
-/// The arguments of the release, in the order `release.lua` reads them.
+/// The arguments of one renewal, in the order `renew.lua` reads them.
+pub(crate) fn renew_argv(
+    node: &str,
+    new_id: &str,
+    shape: &FleetShape,
+    request: &RenewRequest,
+) -> Vec<String> {
+    let mut argv = vec![
+        node.to_owned(),
+        request.seq.to_string(),
+        request.want.unwrap_or(-1.0).to_string(),
+        request.keep.to_string(),
+        request.floor_used.to_string(),
+        shape.fleet_ceiling_units.to_string(),
+        shape.reserve.to_string(),
+        shape.max_nodes.to_string(),
+        millis_u64(shape.lease).to_string(),
+        request.known.fleet_id.clone(),
+        request.known.version.to_string(),
+        request.known.epoch.clone(),
+        request.acked_seq.to_string(),
+        request.acked_version.to_string(),
+    ];
+    argv.extend(seen_argv(request.seen.as_ref()));
+    argv.extend([
+        request.settle_through.to_string(),
+        request.end_hold.clone().unwrap_or_default(),
+        new_id.to_owned(),
+        ttl_ms(shape).to_string(),
+        request.floor_units.to_string(),
+    ]);
+    argv
+}
+
+/// A report of a state seen a lease ago: lineage, epoch, version, age in ms (-1: none).
+fn seen_argv(seen: Option<&Seen>) -> [String; 4] {
+    match seen {
+        Some(seen) => [
+            seen.fleet_id.clone(),
+            seen.epoch.clone(),
+            seen.version.to_string(),
+            millis_u64(seen.age).to_string(),
+        ],
+        None => [
+            String::new(),
+            String::new(),
+            "0".to_owned(),
+            "-1".to_owned(),
+        ],
+    }
+}
+
+/// The release on close, ready to send.
 pub fn release<'a>(
     key: &str,
     node: &str,
     shape: &FleetShape,
     request: &ReleaseRequest,
 ) -> ScriptInvocation<'a> {
-    let mut call = release_script().prepare_invoke();
-    call.key(key)
-        .arg(node)
-        .arg(request.seq)
-        .arg(request.used_units)
-        .arg(millis_u64(shape.lease))
-        .arg(&request.known.fleet_id)
-        .arg(request.clock_to_ms.unwrap_or(-1.0))
-        .arg(ttl_ms(shape));
-    call
+    invocation(release_script(), key, release_argv(node, shape, request))
+}
+
+/// The arguments of the release, in the order `release.lua` reads them.
+pub(crate) fn release_argv(
+    node: &str,
+    shape: &FleetShape,
+    request: &ReleaseRequest,
+) -> Vec<String> {
+    let mut argv = vec![
+        node.to_owned(),
+        request.seq.to_string(),
+        request.used_units.to_string(),
+        request.known.fleet_id.clone(),
+    ];
+    argv.extend(seen_argv(request.seen.as_ref()));
+    argv.push(ttl_ms(shape).to_string());
+    argv.push(request.floor_used.to_string());
+    argv
 }

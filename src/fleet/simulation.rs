@@ -716,10 +716,10 @@ fn a_failover_holds_growth_for_everyone() {
     });
 }
 
-/// Nodes sharing a name must agree on reserve and maxNodes: one that differs gets no grant, and
-/// does not shrink the others' shares.
+/// A node whose reserve differs from the fleet's (a rolling update) adopts the fleet's: its
+/// floor is the smaller of the two, and the fleet's shares do not change.
 #[test]
-fn a_node_whose_reserve_differs_from_the_live_fleet_gets_no_grant() {
+fn a_node_whose_reserve_differs_adopts_the_fleets() {
     with_redis(|port| async move {
         let shape = two_node_shape();
         let mut fleet = new_sim(port, 3000, shape).await;
@@ -745,8 +745,21 @@ fn a_node_whose_reserve_differs_from_the_live_fleet_gets_no_grant() {
         odd.now = fleet.now;
         odd.join();
         odd.rounds(1, Duration::ZERO).await;
-        assert_eq!(odd.lease_units(0), 0.0, "a mismatched node gets nothing");
+        let status = odd.nodes[0].fleet.status(odd.now, None);
+        assert_eq!(
+            status.settings.reserve, shape.reserve,
+            "the fleet's reserve"
+        );
+        assert_eq!(
+            status.configured.reserve, 0.5,
+            "and its own, shown beside it"
+        );
+        assert_eq!(status.floor_units, shape.floor_units(), "the smaller floor");
         fleet.rounds(1, Duration::ZERO).await;
-        assert_eq!(fleet.lease_units(0), 200.0, "and takes no share");
+        assert_eq!(
+            fleet.lease_units(0),
+            200.0,
+            "the first node's grant is untouched"
+        );
     });
 }

@@ -122,6 +122,8 @@ impl Task {
         let applied =
             self.node()
                 .apply_renewal(&request, &reply, &grant, self.shared.now(), rand::random());
+        self.shared
+            .set_fleet_floor(applied.floor_units, applied.lease_ended);
         if let Some(lease) = applied.lease {
             self.shared.set_lease(Some(lease));
         }

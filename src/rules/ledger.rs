@@ -9,6 +9,10 @@ use std::fmt;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
     exposure: f64,
+    /// Of the oldest units, how many a fleet charge already covers (a lease that ended in Redis
+    /// was charged whole): they need no reservation. A valid answer takes the oldest units
+    /// first, so it is taken as taking these first (the reservation errs on the large side).
+    covered: f64,
 }
 
 /// What JavaScript passed as `units` (to `admit`, `refusalReason`, or as the admission guard's
@@ -82,6 +86,17 @@ impl Ledger {
     pub fn verified_up_to(&mut self, mark: f64) {
         // max(0): float rounding must never turn exposure into credit.
         self.exposure = (self.exposure - mark).max(0.0);
+        self.covered = (self.covered - mark).max(0.0);
+    }
+
+    /// A fleet charge covers `units` of the oldest units (at most the exposure).
+    pub fn cover(&mut self, units: f64) {
+        self.covered = self.covered.max(units.min(self.exposure));
+    }
+
+    /// The exposure a fleet charge does not cover.
+    pub fn uncovered(&self) -> f64 {
+        (self.exposure - self.covered).max(0.0)
     }
 }
 
@@ -130,6 +145,20 @@ mod tests {
         assert!(ledger.fits(1.0, 100.0));
         assert!(!ledger.fits(1.5, 100.0));
         assert!(!Ledger::default().fits(100.5, 100.0));
+    }
+
+    #[test]
+    fn covered_units_are_the_oldest_and_leave_first() {
+        let mut ledger = Ledger::default();
+        ledger.add(50.0);
+        ledger.cover(80.0);
+        assert_eq!(ledger.uncovered(), 0.0, "at most the exposure is covered");
+        ledger.add(10.0);
+        assert_eq!(ledger.uncovered(), 10.0);
+        ledger.verified_up_to(30.0);
+        assert_eq!((ledger.exposure(), ledger.uncovered()), (30.0, 10.0));
+        ledger.verified_up_to(25.0);
+        assert_eq!((ledger.exposure(), ledger.uncovered()), (5.0, 5.0));
     }
 
     #[test]

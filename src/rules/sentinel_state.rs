@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::budget::lease::Lease;
+use super::budget::lease::{FleetBudget, Lease};
 use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
 use super::fleet::Local;
@@ -194,6 +194,22 @@ impl SentinelState {
         self.budget.set_lease(lease);
     }
 
+    /// A lease of this node ended in Redis and was charged whole, grant and static floor: the
+    /// units the ledger holds, up to that lease's grant + this node's floor (never more than
+    /// Redis charged), need no reservation any more. Call before the answer's floor and lease
+    /// are set.
+    pub fn cover_ended_lease(&mut self) {
+        if let Some(fleet) = self.budget.fleet() {
+            let grant = fleet.lease().map_or(0.0, |lease| lease.grant_units);
+            self.ledger.cover(fleet.floor_units() + grant);
+        }
+    }
+
+    /// The fleet's answer set this node's static floor.
+    pub fn set_fleet_floor(&mut self, floor_units: f64) {
+        self.budget.set_floor(floor_units);
+    }
+
     pub fn drain(&mut self) {
         if self.lifecycle == Lifecycle::Running {
             self.lifecycle = Lifecycle::Draining;
@@ -238,10 +254,11 @@ impl SentinelState {
     /// beyond the floor), and the send time of its latest valid refresh. Empty without a fleet.
     pub fn fleet_local(&self) -> Local {
         let fleet = self.budget.fleet();
-        let floor = fleet.map_or(0.0, |f| f.shape.floor_units());
+        let floor = fleet.map_or(0.0, FleetBudget::floor_units);
         Local {
             lease: fleet.and_then(|f| f.lease()),
-            used_beyond_floor: (self.exposure_units() - floor).max(0.0),
+            used_beyond_floor: (self.ledger.uncovered() - floor).max(0.0),
+            floor_used: self.exposure_units().min(floor),
             last_valid_sent: self.verified_at(),
         }
     }

@@ -34,11 +34,11 @@ impl FleetShape {
         self.fleet_ceiling_units * (1.0 - self.reserve)
     }
 
-    /// want = r × maxStaleSeconds − floor: more would not lengthen the window. `None`: no limit.
-    pub fn want_units(&self) -> Option<f64> {
-        self.max_stale.map(|stale| {
-            (self.max_units_per_second * stale.as_secs_f64() - self.floor_units()).max(0.0)
-        })
+    /// want = r × maxStaleSeconds − floor, for the node's floor of the moment: more would not
+    /// lengthen the window. `None`: no limit.
+    pub fn want_beyond(&self, floor_units: f64) -> Option<f64> {
+        self.max_stale
+            .map(|stale| (self.max_units_per_second * stale.as_secs_f64() - floor_units).max(0.0))
     }
 
     /// The window a node budget gives: min(units / r, `maxStaleSeconds`), the rule of a fixed
@@ -65,13 +65,15 @@ impl FleetShape {
             self.equal_split_stale_window()
         }
     }
+}
 
-    /// The local lease deadline of a grant obtained by a request sent at `sent_at`: always
-    /// before Redis can let the lease expire (Redis starts its clock when the request arrives,
-    /// later than the send; the 0.1 % absorbs clock-rate differences, the second the rest).
-    pub fn lease_deadline(&self, sent_at: Duration) -> Duration {
-        (sent_at + self.lease.mul_f64(0.999)).saturating_sub(Duration::from_secs(1))
-    }
+/// The local lease deadline of a grant obtained by a request sent at `sent_at` under leases of
+/// `lease`: send + lease × 0.97 − 1 s on the holder's monotonic clock. A lease ends in Redis only
+/// once some node measured a whole lease on its own clock since an answer that followed the
+/// write; with every clock within ±1 % of real time that is at least lease / 1.01 after the
+/// send, and this deadline at most (lease × 0.97 − 1 s) / 0.99 after it: always earlier.
+pub fn lease_deadline(sent_at: Duration, lease: Duration) -> Duration {
+    (sent_at + lease.mul_f64(0.97)).saturating_sub(Duration::from_secs(1))
 }
 
 /// A grant and the moment it stops being usable.
@@ -120,6 +122,12 @@ impl FleetBudget {
         self.lease
     }
 
+    /// The static floor of the moment: the node's own until Redis answers, then the fleet's
+    /// (0 for a node beyond `maxNodes`).
+    pub fn floor_units(&self) -> f64 {
+        self.floor.0
+    }
+
     pub fn set_lease(&mut self, lease: Option<Lease>) {
         self.lease = lease;
         self.leased = match lease {
@@ -129,6 +137,12 @@ impl FleetBudget {
             }
             None => self.floor,
         };
+    }
+
+    /// A new static floor (what the fleet's answer says this node may use without Redis).
+    pub fn set_floor(&mut self, floor_units: f64) {
+        self.floor = (floor_units, self.shape.stale_window_for(floor_units));
+        self.set_lease(self.lease);
     }
 
     /// The node budget and its window at `now`: floor + grant before the lease deadline, the
@@ -226,8 +240,8 @@ mod tests {
 
     #[test]
     fn the_lease_deadline_comes_before_redis_can_expire_the_lease() {
-        let deadline = shape().lease_deadline(secs(100.0));
-        assert_eq!(deadline, secs(100.0 + 29.97 - 1.0));
+        let deadline = lease_deadline(secs(100.0), shape().lease);
+        assert_eq!(deadline, secs(100.0 + 29.1 - 1.0));
         assert!(deadline < secs(130.0));
     }
 
@@ -253,8 +267,8 @@ mod tests {
             max_stale: Some(secs(2.0)),
             ..shape()
         };
-        assert_eq!(capped.want_units(), Some(40.0 - 12.5));
-        assert_eq!(shape().want_units(), None);
+        assert_eq!(capped.want_beyond(12.5), Some(40.0 - 12.5));
+        assert_eq!(shape().want_beyond(12.5), None);
         assert_eq!(
             capped.stale_window_for(500.0),
             secs(2.0),

@@ -74,4 +74,11 @@ impl BudgetSource {
             fleet.set_lease(lease);
         }
     }
+
+    /// A new static floor from the fleet; a static budget ignores it.
+    pub fn set_floor(&mut self, floor_units: f64) {
+        if let BudgetSource::Fleet(fleet) = self {
+            fleet.set_floor(floor_units);
+        }
+    }
 }

@@ -1,21 +1,21 @@
 //! What a fleet node remembers of Redis's answers, and what it makes of them: its fair share, the
-//! hold it is timing, which charges a valid refresh may settle, how far the fleet clock may move,
-//! and the episodes its logger has already heard of.
+//! fleet's shape it adopted, the hold it is timing, which charges a valid refresh may settle,
+//! which state it can report as seen a whole lease ago, and the episodes its logger has already
+//! heard of.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::reply::{FleetReply, Grant};
-use super::request::Known;
-use super::status::FleetEvent;
-use crate::numbers::millis_f64;
+use super::request::{Known, Seen};
+use super::status::{FleetEvent, Settings};
+use crate::numbers::{millis_u64, u64_as_f64};
 use crate::rules::budget::lease::FleetShape;
 
-/// After a loss, no grant grows for leaseSeconds + this (every lease granted before has lapsed).
+/// After a loss, no grant grows for leaseSeconds × 1.03 + 2 s on the detecting node's clock:
+/// every lease granted before has lapsed by then, with clocks within ±1 % of real time.
+const HOLD_RATE_MARGIN: f64 = 1.03;
 const HOLD_MARGIN: Duration = Duration::from_secs(2);
-/// Monotonic clocks of different machines may run at slightly different rates: the fleet clock
-/// is advanced by 99.9 % of what a node measured.
-const CLOCK_RATE_MARGIN: f64 = 0.999;
 /// How many recent answers a node remembers, to find the one a valid refresh was sent after.
 const RECENT_ANSWERS: usize = 4;
 
@@ -24,16 +24,19 @@ const RECENT_ANSWERS: usize = 4;
 pub(super) struct LastAnswer {
     pub(super) reply: FleetReply,
     received_at: Duration,
-    /// This node's fair share, and whether its settings match the fleet's (renewals only).
+    /// This node's fair share, and whether it holds a static floor (renewals only).
     target_units: f64,
-    mismatch: bool,
+    slot: bool,
 }
 
-/// One recent answer, for settling: what it lets a later valid refresh settle.
+/// One recent answer: what it lets a later valid refresh settle, and what a renewal reports of
+/// it once it is a lease old.
 #[derive(Debug, Clone, PartialEq)]
-struct Seen {
+struct Answer {
     received_at: Duration,
+    fleet_id: String,
     epoch: String,
+    version: u64,
     charges_through: u64,
 }
 
@@ -44,15 +47,52 @@ struct Seen {
 struct HoldTimer {
     epoch: String,
     ends_at: Duration,
+    /// The floor in effect when the hold began: nothing grows during a hold, the floor neither
+    /// (a state created anew may carry a larger one).
+    floor_units: f64,
+}
+
+/// A node's floor under the fleet's shape: its own b × the fleet's reserve / the fleet's maxNodes.
+fn fleet_floor(shape: &FleetShape, reply: &FleetReply) -> f64 {
+    shape.fleet_ceiling_units * reply.fleet_reserve / u64_as_f64(reply.fleet_max_nodes.max(1))
+}
+
+pub(super) fn own_settings(shape: &FleetShape) -> Settings {
+    Settings {
+        reserve: shape.reserve,
+        max_nodes: u64::from(shape.max_nodes),
+        lease: shape.lease,
+    }
+}
+
+fn fleet_settings(reply: &FleetReply) -> Settings {
+    Settings {
+        reserve: reply.fleet_reserve,
+        max_nodes: reply.fleet_max_nodes,
+        lease: Duration::from_millis(reply.fleet_lease_ms),
+    }
+}
+
+/// Whether the fleet's shape differs from this node's own settings (a rolling update).
+fn adopts(shape: &FleetShape, reply: &FleetReply) -> bool {
+    u64::from(shape.max_nodes) != reply.fleet_max_nodes
+        || (shape.reserve - reply.fleet_reserve).abs() > 1e-12
+        || millis_u64(shape.lease) != reply.fleet_lease_ms
 }
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Memory {
     pub(super) last: Option<LastAnswer>,
-    recent: VecDeque<Seen>,
+    recent: VecDeque<Answer>,
+    /// Answers not yet a whole lease old, oldest first, and the newest that is (what a renewal
+    /// reports as seen).
+    seen: VecDeque<Answer>,
     hold: Option<HoldTimer>,
     over_max_nodes: bool,
-    mismatched: bool,
+    /// The longest leaseSeconds this node ever ran with (its own or adopted): its holds last
+    /// at least that.
+    longest_lease: Duration,
+    adopted: bool,
 }
 
 impl Memory {
@@ -70,55 +110,120 @@ impl Memory {
         if reply.loss {
             events.push(FleetEvent::StateLost);
         }
-        let (target_units, mismatch) = match (grant, &self.last) {
-            (Some(grant), _) => (grant.target_units, grant.mismatch),
-            (None, Some(last)) => (last.target_units, last.mismatch),
-            (None, None) => (0.0, false),
+        let (target_units, slot) = match (grant, &self.last) {
+            (Some(grant), _) => (grant.target_units, grant.slot),
+            (None, Some(last)) => (last.target_units, last.slot),
+            (None, None) => (0.0, true),
         };
-        if mismatch && !self.mismatched {
-            events.push(FleetEvent::Mismatch);
+        let adopted = adopts(shape, reply);
+        if adopted && !self.adopted {
+            events.push(FleetEvent::Adopted {
+                fleet: fleet_settings(reply),
+                own: own_settings(shape),
+            });
         }
-        self.mismatched = mismatch;
-        let over = reply.live_nodes > u64::from(shape.max_nodes);
+        self.adopted = adopted;
+        let over = !slot;
         if over && !self.over_max_nodes {
             events.push(FleetEvent::OverMaxNodes {
                 live: reply.live_nodes,
-                max_nodes: shape.max_nodes,
+                max_nodes: reply.fleet_max_nodes,
             });
         }
         self.over_max_nodes = over;
+        self.longest_lease = self
+            .longest_lease
+            .max(shape.lease)
+            .max(Duration::from_millis(reply.fleet_lease_ms));
+        let hold_length = self.longest_lease.mul_f64(HOLD_RATE_MARGIN) + HOLD_MARGIN;
+        let floor_units = self.floor_units(shape);
         self.hold = match self.hold.take() {
             _ if !reply.held => None,
             Some(timer) if timer.epoch == reply.epoch => Some(timer),
-            _ => Some(HoldTimer {
+            Some(timer) => Some(HoldTimer {
                 epoch: reply.epoch.clone(),
-                ends_at: received_at + shape.lease + HOLD_MARGIN,
+                ends_at: received_at + hold_length,
+                floor_units: floor_units.min(timer.floor_units),
             }),
+            None => Some(HoldTimer {
+                epoch: reply.epoch.clone(),
+                ends_at: received_at + hold_length,
+                floor_units,
+            }),
+        };
+        let answer = Answer {
+            received_at,
+            fleet_id: reply.fleet_id.clone(),
+            epoch: reply.epoch.clone(),
+            version: reply.version,
+            charges_through: reply.charges_through,
         };
         if self.recent.len() == RECENT_ANSWERS {
             self.recent.pop_front();
         }
-        self.recent.push_back(Seen {
-            received_at,
-            epoch: reply.epoch.clone(),
-            charges_through: reply.charges_through,
-        });
+        self.recent.push_back(answer.clone());
+        self.seen.push_back(answer);
         self.last = Some(LastAnswer {
             reply: reply.clone(),
             received_at,
             target_units,
-            mismatch,
+            slot,
         });
         events
     }
 
-    /// This node's fair share as of the last answer (0 when its settings differ from the
-    /// fleet's, or before any answer).
-    pub(super) fn target(&self) -> f64 {
+    /// The fleet's lease length as adopted from the last answer (this node's own before any).
+    pub(super) fn lease(&self, shape: &FleetShape) -> Duration {
+        self.last.as_ref().map_or(shape.lease, |last| {
+            Duration::from_millis(last.reply.fleet_lease_ms)
+        })
+    }
+
+    /// The static floor this node may use: its own before Redis answered; after, none when it
+    /// holds no static floor (more nodes than `maxNodes`), else the smaller of its own and the
+    /// fleet's (b × the fleet's reserve / the fleet's maxNodes): a smaller floor is always safe.
+    /// During a hold, never more than when the hold began.
+    pub(super) fn floor_units(&self, shape: &FleetShape) -> f64 {
+        let floor = match &self.last {
+            None => shape.floor_units(),
+            Some(last) if !last.slot => 0.0,
+            Some(last) => shape.floor_units().min(fleet_floor(shape, &last.reply)),
+        };
+        self.hold
+            .as_ref()
+            .map_or(floor, |timer| floor.min(timer.floor_units))
+    }
+
+    /// The fleet's shape in force: adopted from the last answer, this node's own before any.
+    pub(super) fn settings(&self, shape: &FleetShape) -> Settings {
         self.last
             .as_ref()
-            .filter(|last| !last.mismatch)
-            .map_or(0.0, |last| last.target_units)
+            .map_or_else(|| own_settings(shape), |last| fleet_settings(&last.reply))
+    }
+
+    /// Whether the node holds no static floor (more live nodes than the fleet's `maxNodes`).
+    pub(super) fn beyond_max_nodes(&self) -> bool {
+        self.last.as_ref().is_some_and(|last| !last.slot)
+    }
+
+    /// The newest answer received a whole lease (`lease`) or more before `now`, as a report;
+    /// older ones are forgotten.
+    pub(super) fn seen_at(&mut self, now: Duration, lease: Duration) -> Option<Seen> {
+        let old_enough = |a: &Answer| a.received_at + lease <= now;
+        while self.seen.len() > 1 && self.seen.get(1).is_some_and(old_enough) {
+            self.seen.pop_front();
+        }
+        self.seen.front().filter(|a| old_enough(a)).map(|a| Seen {
+            fleet_id: a.fleet_id.clone(),
+            epoch: a.epoch.clone(),
+            version: a.version,
+            age: now.saturating_sub(a.received_at),
+        })
+    }
+
+    /// This node's fair share as of the last answer (0 before any).
+    pub(super) fn target(&self) -> f64 {
+        self.last.as_ref().map_or(0.0, |last| last.target_units)
     }
 
     /// The share a node lowers itself towards: its fair share, while growth is allowed. During a
@@ -129,11 +234,9 @@ impl Memory {
         (!held).then(|| self.target())
     }
 
-    /// Whether a renewal could grow the grant: Redis answered, no hold, settings agree.
+    /// Whether a renewal could grow the grant: Redis answered, no hold.
     pub(super) fn can_grow(&self) -> bool {
-        self.last
-            .as_ref()
-            .is_some_and(|last| !last.reply.held && !last.mismatch)
+        self.last.as_ref().is_some_and(|last| !last.reply.held)
     }
 
     /// What a renewal sent now may settle: the charges of the latest answer (in the current
@@ -160,17 +263,6 @@ impl Memory {
             .as_ref()
             .filter(|timer| timer.ends_at <= sent)
             .map(|timer| timer.epoch.clone())
-    }
-
-    /// The fleet clock Redis may advance to: the last answer's clock plus what this node's
-    /// monotonic clock saw pass since it arrived (a lower bound of the time that passed since
-    /// Redis read that clock). Only from an answer younger than half a lease: lower bounds
-    /// from different nodes lose a little each, and an old one could let the clock jump.
-    pub(super) fn clock_to(&self, shape: &FleetShape, now: Duration) -> Option<f64> {
-        let last = self.last.as_ref()?;
-        let since = now.checked_sub(last.received_at)?;
-        (since <= shape.lease / 2)
-            .then(|| last.reply.clock_ms + millis_f64(since) * CLOCK_RATE_MARGIN)
     }
 
     /// The fleet id, version and epoch of the last answer ("", 0, "" before any).

@@ -6,13 +6,16 @@
 //!
 //! How the fleet stays under b whatever Redis does (docs/fleet.md):
 //! - a fleet's whole state is one Redis key, so eviction or `DEL` loses all of it or none;
-//! - leases expire on the *fleet clock*, which only advances by what the nodes' monotonic clocks
-//!   measured (never Redis's `TIME`): a step of the server's clock cannot free a lease early;
+//! - a lease ends only when some node measured a whole lease on its own monotonic clock since it
+//!   saw the state at a version as new as the lease's (never by Redis's clock): no step or lag
+//!   of any clock ends a lease before its holder's deadline;
+//! - the fleet's shape (`reserve`, `maxNodes`, `leaseSeconds`) is the state's, adopted by every
+//!   node; nodes beyond `maxNodes` have no static floor;
 //! - charges settle by number: a valid refresh sent after a node received the answer that
 //!   listed them settles them, with no clock compared at all;
-//! - a lost or stale state (a missing key, an older version, another server, a node's lease
-//!   missing) holds growth for leaseSeconds + 2 s on the node's own clock and until a valid
-//!   refresh sent after that settles the fleet;
+//! - a lost or stale state (a missing key, another lineage, an older version, another server, a
+//!   node's lease missing) holds growth for the longest leaseSeconds the node knew × 1.03 + 2 s
+//!   on its own clock and until a valid refresh sent after that settles the fleet;
 //! - growth is used only once `WAIT` says every connected replica has it.
 
 mod failures;
@@ -27,5 +30,5 @@ mod tests;
 
 pub use node::{Confirm, FleetNode, Local};
 pub use reply::FleetReply;
-pub use request::{ReleaseRequest, RenewRequest};
-pub use status::{ErrorKind, FleetEvent, FleetStatus, Mode};
+pub use request::{ReleaseRequest, RenewRequest, Seen};
+pub use status::{ErrorKind, FleetEvent, FleetStatus, Mode, Settings};

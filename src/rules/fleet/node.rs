@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use super::failures::Failures;
-use super::memory::Memory;
+use super::memory::{own_settings, Memory};
 use super::reply::{FleetReply, Grant};
 use super::request::{ReleaseRequest, RenewRequest};
 use super::status::{ErrorKind, FleetEvent, FleetStatus, Mode};
+use crate::rules::budget::lease::lease_deadline;
 use crate::rules::budget::lease::{FleetShape, Lease};
 
 /// What the node's sentinel state says at one moment.
@@ -19,6 +20,8 @@ pub struct Local {
     pub lease: Option<Lease>,
     /// Grant units the ledger has used: exposure beyond the floor.
     pub used_beyond_floor: f64,
+    /// Floor units the ledger has used: min(exposure, the static floor).
+    pub floor_used: f64,
     /// Send time of the latest refresh that answered `valid` (the evidence time).
     pub last_valid_sent: Option<Duration>,
 }
@@ -34,6 +37,11 @@ impl Local {
 pub struct Applied {
     /// The lease to use from now on (`None`: keep the current one; a stale answer).
     pub lease: Option<Lease>,
+    /// The static floor to use from now on (the fleet's shape, or none beyond `maxNodes`).
+    pub floor_units: f64,
+    /// This node's lease had ended in Redis, charged whole (grant and static floor): what the
+    /// ledger used under it needs no reservation any more.
+    pub lease_ended: bool,
     /// The grant grew on a primary with replicas: the grown lease is usable only once `WAIT`
     /// confirms `replicas` replicas hold the renewal.
     pub confirm: Option<Confirm>,
@@ -51,8 +59,9 @@ pub struct Confirm {
 pub struct FleetNode {
     shape: FleetShape,
     seq: u64,
-    /// The seq of the last renewal Redis answered (0: none).
+    /// The seq of the last renewal Redis answered (0: none), and the version it wrote.
     acked_seq: u64,
+    acked_version: u64,
     memory: Memory,
     failures: Failures,
     /// Send time of the latest renewal.
@@ -70,6 +79,7 @@ impl FleetNode {
             shape,
             seq: 0,
             acked_seq: 0,
+            acked_version: 0,
             memory: Memory::default(),
             failures: Failures::default(),
             last_sent: None,
@@ -80,6 +90,16 @@ impl FleetNode {
 
     pub fn shape(&self) -> &FleetShape {
         &self.shape
+    }
+
+    /// The fleet's lease length: adopted from Redis's answers, this node's own before any.
+    fn lease(&self) -> Duration {
+        self.memory.lease(&self.shape)
+    }
+
+    /// The static floor this node uses now (see `Memory::floor_units`).
+    pub fn floor_units(&self) -> f64 {
+        self.memory.floor_units(&self.shape)
     }
 
     /// Differences smaller than this are not worth a Redis call.
@@ -102,10 +122,10 @@ impl FleetNode {
         };
         let ends_hold = self.memory.can_end_hold(local.last_valid_sent).is_some();
         if ends_hold || self.giving_back {
-            return (last_sent + self.shape.lease / 12).max(now);
+            return (last_sent + self.lease() / 12).max(now);
         }
         if self.memory.can_grow() && local.usable_at(now) + self.slack() < self.memory.target() {
-            return self.regular_at.min(last_sent + self.shape.lease / 10);
+            return self.regular_at.min(last_sent + self.lease() / 10);
         }
         self.regular_at
     }
@@ -131,17 +151,21 @@ impl FleetNode {
     // ---- renewing -----------------------------------------------------------------------------
 
     /// The next renewal, and the cap the node puts on itself until the answer (`keep`: its
-    /// grant, lowered towards its fair share but never below what it has used), if lower than
-    /// what it holds: Redis may lower the reservation to `keep`.
+    /// grant, lowered towards its fair share but never below what it has used, lapsed or not),
+    /// if lower than what it holds: Redis may lower the reservation to `keep`.
     pub fn renewal(&mut self, now: Duration, local: &Local) -> (RenewRequest, Option<Lease>) {
         self.seq += 1;
         self.last_sent = Some(now);
         self.giving_back = false;
         let held = local.usable_at(now);
+        let used = local.used_beyond_floor;
+        // Units the ledger used stay reserved even when the grant they came from has lapsed:
+        // they may have been spent, and Redis may not have ended (and charged) that lease yet.
         let keep = match self.memory.lowering_to() {
-            Some(share) => held.min(share.max(local.used_beyond_floor)),
+            Some(share) => held.min(share.max(used)),
             None => held,
         }
+        .max(used)
         .max(0.0);
         let cap = local
             .lease
@@ -151,14 +175,18 @@ impl FleetNode {
                 ..lease
             });
         let (settle_through, end_hold) = self.memory.settle_args(local.last_valid_sent);
+        let lease = self.lease();
         let request = RenewRequest {
             seq: self.seq,
-            want: self.shape.want_units(),
+            want: self.shape.want_beyond(self.floor_units()),
             keep,
             held_units: held,
+            floor_units: self.floor_units(),
+            floor_used: local.floor_used,
             known: self.memory.known(),
             acked_seq: self.acked_seq,
-            clock_to_ms: self.memory.clock_to(&self.shape, now),
+            acked_version: self.acked_version,
+            seen: self.memory.seen_at(now, lease),
             settle_through,
             end_hold,
             sent_at: now,
@@ -181,20 +209,23 @@ impl FleetNode {
             self.memory
                 .learn(&self.shape, reply, Some(grant), received_at),
         );
-        let period = self
-            .shape
-            .lease
-            .mul_f64((1.0 + 0.2 * (u.clamp(0.0, 1.0) - 0.5)) / 3.0);
+        let lease = self.lease();
+        let period = lease.mul_f64((1.0 + 0.2 * (u.clamp(0.0, 1.0) - 0.5)) / 3.0);
         self.regular_at = request.sent_at + period;
+        let floor_units = self.floor_units();
         if grant.stale {
             return Applied {
                 lease: None,
+                floor_units,
+                lease_ended: false,
                 confirm: None,
                 events,
             };
         }
         self.acked_seq = request.seq;
-        let deadline = self.shape.lease_deadline(request.sent_at);
+        self.acked_version = reply.version;
+        let lease_ended = grant.ended;
+        let deadline = lease_deadline(request.sent_at, lease);
         let granted = Lease {
             grant_units: grant.grant_units,
             deadline,
@@ -208,6 +239,8 @@ impl FleetNode {
                     grant_units: request.held_units,
                     deadline,
                 }),
+                floor_units,
+                lease_ended,
                 confirm: Some(Confirm {
                     replicas: reply.replicas,
                     grown: granted,
@@ -217,6 +250,8 @@ impl FleetNode {
         }
         Applied {
             lease: Some(granted),
+            floor_units,
+            lease_ended,
             confirm: None,
             events,
         }
@@ -237,11 +272,13 @@ impl FleetNode {
             return None;
         }
         self.seq += 1;
+        let lease = self.lease();
         Some(ReleaseRequest {
             seq: self.seq,
             used_units: local.used_beyond_floor,
+            floor_used: local.floor_used,
             known: self.memory.known(),
-            clock_to_ms: self.memory.clock_to(&self.shape, now),
+            seen: self.memory.seen_at(now, lease),
         })
     }
 
@@ -262,7 +299,7 @@ impl FleetNode {
     /// `sentinel.fleet()` now, for the lease the admission guard uses.
     pub fn status(&self, now: Duration, lease: Option<Lease>) -> FleetStatus {
         let grant = lease.map_or(0.0, |lease| lease.usable_at(now));
-        let floor = self.shape.floor_units();
+        let floor = self.floor_units();
         let answered = self.memory.last.as_ref().map(|last| &last.reply);
         FleetStatus {
             mode: match (answered, grant > 0.0) {
@@ -278,7 +315,9 @@ impl FleetNode {
                 _ => Duration::ZERO,
             },
             live_nodes: answered.map(|reply| reply.live_nodes),
-            max_nodes: self.shape.max_nodes,
+            settings: self.memory.settings(&self.shape),
+            configured: own_settings(&self.shape),
+            beyond_max_nodes: self.memory.beyond_max_nodes(),
             charged_units: answered.map(|reply| reply.charged_units),
             growth_held: answered.is_none_or(|reply| reply.held),
             redis_error: self.failures.last_kind,

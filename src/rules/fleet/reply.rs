@@ -15,12 +15,12 @@ pub struct FleetReply {
     pub epoch: String,
     /// Growth is held (a fresh fleet, or a loss) until a node ends the hold.
     pub held: bool,
-    /// The fleet's clock, ms: advanced only by what the nodes' monotonic clocks saw pass.
-    pub clock_ms: f64,
     /// Live leases after this call.
     pub live_nodes: u64,
-    /// The `maxNodes` the live fleet agreed on.
+    /// The fleet's shape, set by the node that created the state: every node adopts it.
     pub fleet_max_nodes: u64,
+    pub fleet_reserve: f64,
+    pub fleet_lease_ms: u64,
     /// Units waiting to be settled.
     pub charged_units: f64,
     /// Every charge so far has a number up to this one: a valid refresh sent after this answer
@@ -42,8 +42,12 @@ pub struct Grant {
     /// The renewal was older than one Redis already applied (or the node has released): nothing
     /// changed for this node.
     pub stale: bool,
-    /// This node's `reserve` or `maxNodes` differ from the live fleet's: no growth.
-    pub mismatch: bool,
+    /// This node's lease had ended in Redis (expired and charged whole): the grant units it
+    /// used are covered by that charge.
+    pub ended: bool,
+    /// The node holds one of the `maxNodes` static floors. Without one (more nodes than
+    /// `maxNodes`), its floor is part of its lease and lapses with it.
+    pub slot: bool,
 }
 
 /// An answer the scripts never give (not our Redis, or a bug).
@@ -80,7 +84,7 @@ impl Fields<'_> {
 }
 
 /// How many fields the common part has; a renewal's grant follows.
-const COMMON: usize = 11;
+const COMMON: usize = 12;
 
 impl FleetReply {
     /// Reads the common fields (a release's whole answer).
@@ -91,13 +95,14 @@ impl FleetReply {
             version: f.whole(1)?,
             epoch: f.text(2)?,
             held: f.flag(3)?,
-            clock_ms: f.number(4)?,
-            live_nodes: f.whole(5)?,
-            fleet_max_nodes: f.whole(6)?,
-            charged_units: f.number(7)?.max(0.0),
-            charges_through: f.whole(8)?,
-            replicas: f.whole(9)?,
-            loss: f.flag(10)?,
+            live_nodes: f.whole(4)?,
+            fleet_max_nodes: f.whole(5)?,
+            fleet_reserve: f.number(6)?,
+            fleet_lease_ms: f.whole(7)?,
+            charged_units: f.number(8)?.max(0.0),
+            charges_through: f.whole(9)?,
+            replicas: f.whole(10)?,
+            loss: f.flag(11)?,
         })
     }
 
@@ -109,7 +114,8 @@ impl FleetReply {
             grant_units: f.number(COMMON)?.max(0.0),
             target_units: f.number(COMMON + 1)?.max(0.0),
             stale: f.flag(COMMON + 2)?,
-            mismatch: f.flag(COMMON + 3)?,
+            slot: f.flag(COMMON + 3)?,
+            ended: f.flag(COMMON + 4)?,
         };
         Ok((reply, grant))
     }
@@ -127,7 +133,8 @@ mod tests {
     #[test]
     fn a_renewal_answer_is_read_and_garbage_is_refused() {
         let (reply, grant) = FleetReply::parse_renewal(&fields(&[
-            "f1", "7", "e1", "1", "1234.5", "3", "4", "12.5", "9", "1", "0", "40", "50", "0", "1",
+            "f1", "7", "e1", "1", "3", "4", "0.25", "30000", "12.5", "9", "1", "0", "40", "50",
+            "0", "1", "0",
         ]))
         .unwrap();
         assert_eq!(
@@ -139,20 +146,31 @@ mod tests {
             ),
             (7, true, 9, 1)
         );
-        assert_eq!((reply.clock_ms, reply.charged_units), (1234.5, 12.5));
+        assert_eq!(
+            (
+                reply.fleet_reserve,
+                reply.fleet_lease_ms,
+                reply.charged_units
+            ),
+            (0.25, 30_000, 12.5)
+        );
         assert_eq!(
             (
                 grant.grant_units,
                 grant.target_units,
                 grant.stale,
-                grant.mismatch
+                grant.slot
             ),
             (40.0, 50.0, false, true)
         );
         assert_eq!(FleetReply::parse(&fields(&["x"])), Err(MalformedReply));
-        let nan = fields(&["f", "1", "e", "0", "NaN", "1", "1", "0", "0", "0", "0"]);
+        let nan = fields(&[
+            "f", "1", "e", "0", "1", "1", "NaN", "5000", "0", "0", "0", "0",
+        ]);
         assert_eq!(FleetReply::parse(&nan), Err(MalformedReply));
-        let bad_flag = fields(&["f", "1", "e", "2", "0", "1", "1", "0", "0", "0", "0"]);
+        let bad_flag = fields(&[
+            "f", "1", "e", "2", "1", "1", "0.1", "5000", "0", "0", "0", "0",
+        ]);
         assert_eq!(FleetReply::parse(&bad_flag), Err(MalformedReply));
     }
 }

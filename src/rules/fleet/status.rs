@@ -73,6 +73,15 @@ impl ErrorKind {
     }
 }
 
+/// A fleet's shape: the values every lease and floor follow. The fleet's state in Redis carries
+/// the values of the node that created it; every node adopts them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub reserve: f64,
+    pub max_nodes: u64,
+    pub lease: Duration,
+}
+
 /// `sentinel.fleet()` and the fleet metrics, as of one moment.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetStatus {
@@ -83,8 +92,13 @@ pub struct FleetStatus {
     pub lease_remaining: Duration,
     /// Live nodes Redis counted at its last answer (`None` before any).
     pub live_nodes: Option<u64>,
-    /// This node's `maxNodes`.
-    pub max_nodes: u32,
+    /// The fleet's shape in force: adopted from Redis, this node's own before any answer.
+    pub settings: Settings,
+    /// This node's own settings (they differ from `settings` during a rolling update).
+    pub configured: Settings,
+    /// All `maxNodes` static floors were taken when this node registered: its floor is 0 and
+    /// its whole budget is a lease.
+    pub beyond_max_nodes: bool,
     /// The fleet's expired or released units waiting to be settled, at the last answer.
     pub charged_units: Option<f64>,
     /// No grant may grow: before Redis answers, and while a fresh fleet's or a loss's hold lasts.
@@ -103,8 +117,10 @@ pub enum FleetEvent {
     /// This node saw Redis lose the fleet's state (or a failover, or a restart): no grant grows
     /// until the hold is over.
     StateLost,
-    /// Redis counts more live nodes than `maxNodes`: their floors come out of the pool.
-    OverMaxNodes { live: u64, max_nodes: u32 },
-    /// This node's `reserve` or `maxNodes` differ from the live fleet's: it gets no grant.
-    Mismatch,
+    /// Every one of the fleet's `maxNodes` static floors is taken: this node has none, and its
+    /// whole budget is leased from the pool.
+    OverMaxNodes { live: u64, max_nodes: u64 },
+    /// This node's `reserve`, `maxNodes` or `leaseSeconds` differ from the fleet's: it uses the
+    /// fleet's.
+    Adopted { fleet: Settings, own: Settings },
 }

@@ -6,7 +6,7 @@ use super::node::Applied;
 use super::reply::Grant;
 use super::request::Known;
 use super::*;
-use crate::rules::budget::lease::{example_shape, FleetShape, Lease};
+use crate::rules::budget::lease::{example_shape, lease_deadline, FleetShape, Lease};
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
@@ -17,16 +17,18 @@ fn shape() -> FleetShape {
     example_shape()
 }
 
-/// An answer: fleet "f1" at version 1, epoch "e1", not held, clock 0, two live nodes.
+/// An answer: fleet "f1" at version 1, epoch "e1", not held, two live nodes, the node's own
+/// shape.
 fn reply() -> FleetReply {
     FleetReply {
         fleet_id: "f1".into(),
         version: 1,
         epoch: "e1".into(),
         held: false,
-        clock_ms: 0.0,
         live_nodes: 2,
         fleet_max_nodes: 4,
+        fleet_reserve: 0.25,
+        fleet_lease_ms: 30_000,
         charged_units: 0.0,
         charges_through: 0,
         replicas: 0,
@@ -39,7 +41,8 @@ fn grant(units: f64, target: f64) -> Grant {
         grant_units: units,
         target_units: target,
         stale: false,
-        mismatch: false,
+        slot: true,
+        ended: false,
     }
 }
 
@@ -47,6 +50,7 @@ fn local(lease: Option<Lease>, used: f64, valid: Option<f64>) -> Local {
     Local {
         lease,
         used_beyond_floor: used,
+        floor_used: 0.0,
         last_valid_sent: valid.map(secs),
     }
 }
@@ -77,7 +81,7 @@ fn the_first_renewal_is_due_at_once_and_knows_nothing() {
             request.seq,
             request.keep,
             request.acked_seq,
-            request.clock_to_ms
+            request.seen.clone()
         ),
         (1, 0.0, 0, None)
     );
@@ -91,7 +95,11 @@ fn a_grant_lives_from_the_send_and_the_next_renewal_comes_a_third_of_a_lease_lat
     let (_, applied) = renewed(&mut node, 10.0, None, &reply(), grant(40.0, 40.0));
     let lease = applied.lease.unwrap();
     assert_eq!(lease.grant_units, 40.0);
-    assert_eq!(lease.deadline, secs(10.0 + 29.97 - 1.0));
+    assert_eq!(
+        lease.deadline,
+        secs(10.0 + 29.1 - 1.0),
+        "send + lease × 0.97 − 1 s"
+    );
     assert_eq!(applied.confirm, None, "no replicas: nothing to wait for");
     let held = local(Some(lease), 0.0, None);
     assert_eq!(
@@ -138,8 +146,13 @@ fn keep_is_the_grant_lowered_towards_the_share_but_never_below_what_was_used() {
     let (request, cap) = node.renewal(secs(40.0), &local(lease, 80.0, None));
     assert_eq!(
         (request.keep, cap),
-        (0.0, None),
-        "a lapsed grant keeps nothing"
+        (80.0, None),
+        "a lapsed grant's used units stay reserved: Redis may not have charged them yet"
+    );
+    let (request, _) = node.renewal(secs(50.0), &local(lease, 0.0, None));
+    assert_eq!(
+        request.keep, 0.0,
+        "a lapsed grant, nothing used: nothing kept"
     );
 }
 
@@ -160,7 +173,7 @@ fn growth_on_a_primary_with_replicas_waits_for_them() {
     );
     assert_eq!(
         applied.lease.unwrap().deadline,
-        shape().lease_deadline(request.sent_at)
+        lease_deadline(request.sent_at, shape().lease)
     );
     assert_eq!((confirm.replicas, confirm.grown.grant_units), (2, 75.0));
     assert_eq!(
@@ -227,33 +240,33 @@ fn a_node_below_its_share_renews_sooner_and_one_above_gives_back_at_once() {
 }
 
 #[test]
-fn a_hold_ends_for_this_node_a_lease_plus_two_seconds_after_it_first_saw_it() {
+fn a_hold_ends_for_this_node_a_lease_times_1_03_plus_two_seconds_after_it_first_saw_it() {
     let mut node = FleetNode::new(shape());
     let held = FleetReply {
         held: true,
         ..reply()
     };
     let (_, first) = renewed(&mut node, 100.0, None, &held, grant(0.0, 50.0));
-    // First seen at 100.01: the hold ends for this node at 132.01.
+    // First seen at 100.01: the hold ends for this node at 100.01 + 30.9 + 2 = 132.91.
     let (_, again) = renewed(&mut node, 110.0, first.lease, &held, grant(0.0, 50.0));
-    let early = local(again.lease, 0.0, Some(131.0));
-    let (request, _) = node.renewal(secs(131.5), &early);
+    let early = local(again.lease, 0.0, Some(132.9));
+    let (request, _) = node.renewal(secs(133.0), &early);
     assert_eq!(
         request.end_hold, None,
-        "a refresh sent before 132.01 cannot end it"
+        "a refresh sent before 132.91 cannot end it"
     );
     assert_eq!(
-        node.renewal_due_at(secs(131.5), &early),
+        node.renewal_due_at(secs(133.0), &early),
         secs(120.0),
         "the regular renewal, lease / 3 after the one that was answered"
     );
-    let late = local(again.lease, 0.0, Some(132.5));
+    let late = local(again.lease, 0.0, Some(133.0));
     assert_eq!(
-        node.renewal_due_at(secs(133.0), &late),
-        secs(134.0),
-        "131.5 + lease / 12"
+        node.renewal_due_at(secs(133.2), &late),
+        secs(135.5),
+        "133 + lease / 12"
     );
-    let (request, _) = node.renewal(secs(134.0), &late);
+    let (request, _) = node.renewal(secs(135.5), &late);
     assert_eq!(request.end_hold.as_deref(), Some("e1"));
     // A new epoch (another loss) restarts the timer.
     let lost = FleetReply {
@@ -262,10 +275,10 @@ fn a_hold_ends_for_this_node_a_lease_plus_two_seconds_after_it_first_saw_it() {
         loss: true,
         ..reply()
     };
-    let applied = node.apply_renewal(&request, &lost, &grant(0.0, 50.0), secs(134.1), 0.5);
+    let applied = node.apply_renewal(&request, &lost, &grant(0.0, 50.0), secs(135.6), 0.5);
     assert!(applied.events.contains(&FleetEvent::StateLost));
     let (request, _) = node.renewal(secs(140.0), &local(None, 0.0, Some(139.0)));
-    assert_eq!(request.end_hold, None, "e2 is held until 166.1");
+    assert_eq!(request.end_hold, None, "e2 is held until 168.5");
     assert!(node.status(secs(140.0), None).growth_held);
 }
 
@@ -300,17 +313,114 @@ fn charges_settle_only_with_a_refresh_sent_after_the_answer_that_listed_them() {
 }
 
 #[test]
-fn the_fleet_clock_moves_by_what_this_nodes_clock_saw_and_only_from_a_recent_answer() {
+fn a_renewal_reports_the_newest_state_it_saw_a_whole_lease_ago() {
     let mut node = FleetNode::new(shape());
-    let clocked = FleetReply {
-        clock_ms: 5000.0,
+    let at = |version| FleetReply { version, ..reply() };
+    let (_, first) = renewed(&mut node, 10.0, None, &at(3), grant(20.0, 20.0));
+    let (_, second) = renewed(&mut node, 20.0, first.lease, &at(8), grant(20.0, 20.0));
+    let (request, _) = node.renewal(secs(40.0), &local(second.lease, 0.0, None));
+    assert_eq!(
+        request.seen, None,
+        "version 3 was received at 10.01: not a lease ago"
+    );
+    let (request, _) = node.renewal(secs(40.01), &local(second.lease, 0.0, None));
+    let seen = request.seen.unwrap();
+    assert_eq!(
+        (seen.fleet_id.as_str(), seen.epoch.as_str(), seen.version),
+        ("f1", "e1", 3)
+    );
+    assert_eq!(seen.age, secs(30.0));
+    let (request, _) = node.renewal(secs(55.0), &local(second.lease, 0.0, None));
+    let seen = request.seen.unwrap();
+    assert_eq!(
+        (seen.version, seen.age),
+        (8, secs(55.0 - 20.01)),
+        "the newest old enough"
+    );
+}
+
+#[test]
+fn the_fleets_shape_is_adopted_its_lease_and_floor_and_the_hold_follow_the_longest() {
+    let mut node = FleetNode::new(shape()); // own: reserve 0.25, maxNodes 4, 30 s
+    let fleet = FleetReply {
+        fleet_reserve: 0.5,
+        fleet_max_nodes: 2,
+        fleet_lease_ms: 60_000,
         ..reply()
     };
-    let (_, first) = renewed(&mut node, 10.0, None, &clocked, grant(20.0, 20.0));
-    let (request, _) = node.renewal(secs(20.01), &local(first.lease, 0.0, None));
-    assert_eq!(request.clock_to_ms, Some(5000.0 + 10_000.0 * 0.999));
-    let (request, _) = node.renewal(secs(25.02), &local(first.lease, 0.0, None));
-    assert_eq!(request.clock_to_ms, None, "older than half a lease (15 s)");
+    let (request, applied) = renewed(&mut node, 10.0, None, &fleet, grant(20.0, 20.0));
+    assert_eq!(
+        applied.lease.unwrap().deadline,
+        lease_deadline(request.sent_at, Duration::from_secs(60)),
+        "the fleet's lease"
+    );
+    assert_eq!(
+        applied.floor_units, 12.5,
+        "min(own 12.5, the fleet's 200 × 0.5 / 2 = 50)"
+    );
+    assert!(matches!(
+        applied.events.as_slice(),
+        [FleetEvent::Adopted { .. }]
+    ));
+    let status = node.status(secs(11.0), applied.lease);
+    assert_eq!(
+        (status.settings.max_nodes, status.configured.max_nodes),
+        (2, 4)
+    );
+    assert_eq!(
+        node.renewal_due_at(secs(11.0), &local(applied.lease, 0.0, None)),
+        secs(30.0),
+        "renewals every 60 s / 3"
+    );
+    // The state is lost and created anew by a node with 10 s leases: this node's hold lasts
+    // the longest lease it knew.
+    let lost = FleetReply {
+        held: true,
+        loss: true,
+        epoch: "e2".into(),
+        fleet_lease_ms: 10_000,
+        ..reply()
+    };
+    let (_, applied) = renewed(&mut node, 30.0, applied.lease, &lost, grant(20.0, 20.0));
+    assert!(applied.events.contains(&FleetEvent::StateLost));
+    let (request, _) = node.renewal(secs(93.0), &local(None, 0.0, Some(92.0)));
+    assert_eq!(
+        request.end_hold, None,
+        "held until 30.01 + 61.8 + 2 = 93.81"
+    );
+    let (request, _) = node.renewal(secs(95.0), &local(None, 0.0, Some(94.0)));
+    assert_eq!(request.end_hold.as_deref(), Some("e2"));
+}
+
+#[test]
+fn a_node_beyond_max_nodes_has_no_floor_and_is_told_once_per_episode() {
+    let mut node = FleetNode::new(shape());
+    assert_eq!(node.floor_units(), 12.5, "its own until Redis answers");
+    let crowded = FleetReply {
+        live_nodes: 6,
+        ..reply()
+    };
+    let beyond = Grant {
+        slot: false,
+        ..grant(10.0, 10.0)
+    };
+    let (_, applied) = renewed(&mut node, 0.0, None, &crowded, beyond);
+    assert_eq!(applied.floor_units, 0.0);
+    assert_eq!(
+        applied.events,
+        [FleetEvent::OverMaxNodes {
+            live: 6,
+            max_nodes: 4
+        }]
+    );
+    assert!(node.status(secs(1.0), applied.lease).beyond_max_nodes);
+    let (_, applied) = renewed(&mut node, 10.0, applied.lease, &crowded, beyond);
+    assert!(applied.events.is_empty(), "the same episode");
+    let (_, applied) = renewed(&mut node, 20.0, applied.lease, &reply(), grant(10.0, 10.0));
+    assert!(applied.events.is_empty());
+    assert_eq!(applied.floor_units, 12.5);
+    let (_, applied) = renewed(&mut node, 30.0, applied.lease, &crowded, beyond);
+    assert_eq!(applied.events.len(), 1, "a new episode");
 }
 
 #[test]
@@ -352,42 +462,6 @@ fn failures_back_off_and_the_logger_hears_each_change_of_kind_once() {
 }
 
 #[test]
-fn more_live_nodes_than_max_nodes_and_a_mismatch_are_told_once_per_episode() {
-    let mut node = FleetNode::new(shape());
-    let crowded = FleetReply {
-        live_nodes: 6,
-        ..reply()
-    };
-    let (_, applied) = renewed(&mut node, 0.0, None, &crowded, grant(10.0, 10.0));
-    assert_eq!(
-        applied.events,
-        [FleetEvent::OverMaxNodes {
-            live: 6,
-            max_nodes: 4
-        }]
-    );
-    let (_, applied) = renewed(&mut node, 10.0, applied.lease, &crowded, grant(10.0, 10.0));
-    assert!(applied.events.is_empty(), "the same episode");
-    let (_, applied) = renewed(&mut node, 20.0, applied.lease, &reply(), grant(10.0, 10.0));
-    assert!(applied.events.is_empty());
-    let (_, applied) = renewed(&mut node, 30.0, applied.lease, &crowded, grant(10.0, 10.0));
-    assert_eq!(applied.events.len(), 1, "a new episode");
-    let odd = Grant {
-        mismatch: true,
-        ..grant(0.0, 0.0)
-    };
-    let (_, applied) = renewed(&mut node, 40.0, applied.lease, &reply(), odd);
-    assert_eq!(applied.events, [FleetEvent::Mismatch]);
-    let (_, applied) = renewed(&mut node, 50.0, applied.lease, &reply(), odd);
-    assert!(applied.events.is_empty());
-    assert_eq!(
-        node.renewal_due_at(secs(51.0), &local(applied.lease, 0.0, None)),
-        secs(60.0),
-        "a mismatched node cannot grow: no early renewals"
-    );
-}
-
-#[test]
 fn the_read_out_follows_the_answers_and_the_deadline() {
     let mut node = FleetNode::new(shape());
     let status = node.status(secs(0.0), None);
@@ -395,7 +469,7 @@ fn the_read_out_follows_the_answers_and_the_deadline() {
         (status.mode, status.live_nodes, status.growth_held),
         (Mode::Connecting, None, true)
     );
-    assert_eq!((status.floor_units, status.max_nodes), (12.5, 4));
+    assert_eq!((status.floor_units, status.settings.max_nodes), (12.5, 4));
     let (_, applied) = renewed(&mut node, 0.0, None, &reply(), grant(40.0, 40.0));
     let lease = applied.lease;
     let status = node.status(secs(10.0), lease);
@@ -403,12 +477,12 @@ fn the_read_out_follows_the_answers_and_the_deadline() {
         (status.mode, status.grant_units, status.node_budget_units),
         (Mode::Leased, 40.0, 52.5)
     );
-    assert_eq!(status.lease_remaining, secs(28.97 - 10.0));
+    assert_eq!(status.lease_remaining, secs(28.1 - 10.0));
     assert_eq!(
         (status.live_nodes, status.charged_units, status.growth_held),
         (Some(2), Some(0.0), false)
     );
-    let status = node.status(secs(28.97), lease);
+    let status = node.status(secs(28.1), lease);
     assert_eq!(
         (status.mode, status.grant_units, status.lease_remaining),
         (Mode::Floor, 0.0, Duration::ZERO)

@@ -1,0 +1,626 @@
+//! One explored world: real time, Redis (the real scripts in the embedded stand-in), and nodes
+//! that each run the real [`SentinelState`] and [`FleetNode`] on their own monotonic clock. It
+//! carries out [`Action`]s in order, exactly as the lease task and the refresh loop would, and
+//! hands every step to the [`Checker`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::action::{Action, Cut, Fate};
+use super::checker::{Checker, NodeView, Violation};
+use crate::fleet::lua_redis::{LuaRedis, Snapshot};
+use crate::fleet::scripts;
+use crate::rules::budget::lease::{lease_deadline, FleetBudget, FleetShape};
+use crate::rules::fleet::{FleetNode, FleetReply, RenewRequest};
+use crate::rules::readiness::Status;
+use crate::rules::sentinel_state::RefreshTicket;
+use crate::rules::{BudgetSource, Outcome, SentinelState};
+
+/// A call's bound on the node's clock, as the lease task's.
+const CALL_TIMEOUT: Duration = Duration::from_secs(1);
+const KEY: &str = "{spend-sentinel:explored}";
+
+/// A node's monotonic clock: its own origin, and a rate within ±1 % of real time.
+#[derive(Debug, Clone, Copy)]
+struct LocalClock {
+    born_real: Duration,
+    born_local: Duration,
+    rate: f64,
+}
+
+impl LocalClock {
+    fn at(&self, real: Duration) -> Duration {
+        self.born_local + real.saturating_sub(self.born_real).mul_f64(self.rate)
+    }
+
+    /// The real moment this clock shows `local` (for timeouts measured on it).
+    fn real_at(&self, local: Duration) -> Duration {
+        self.born_real + local.saturating_sub(self.born_local).div_f64(self.rate)
+    }
+}
+
+/// A renewal or release on its way: what the node sent, and when it gives up on it.
+struct InFlight {
+    call: u64,
+    /// A renewal's request and the jitter its answer draws the next renewal with (`None`: a
+    /// release).
+    request: Option<(RenewRequest, f64)>,
+}
+
+pub(super) struct Node {
+    pub(super) name: String,
+    pub(super) shape: FleetShape,
+    clock: LocalClock,
+    pub(super) state: SentinelState,
+    fleet: FleetNode,
+    cut: Option<Cut>,
+    call: Option<InFlight>,
+    /// The pending refresh, and whether the authority answers it `valid`.
+    refresh: Option<(RefreshTicket, bool)>,
+    pub(super) alive: bool,
+    pub(super) reached_redis: bool,
+    /// When its last answer from Redis arrived, on its clock.
+    answered_at: Option<Duration>,
+    /// Redis lost or replaced the state since that answer.
+    answered_before_loss: bool,
+    /// The largest static floor Redis stopped counting for it so far (see `uncounted_floor`):
+    /// what it spent there may stay outside the pool once it is counted again.
+    uncounted: f64,
+    /// What it admitted on its own floor before its first answer: Redis counts it from then
+    /// on, possibly beyond the pool.
+    spent_unreached: f64,
+}
+
+/// Something due at a real moment.
+#[derive(Debug, Clone)]
+enum Due {
+    /// A script call reaches Redis.
+    Land {
+        node: usize,
+        call: u64,
+        script: Script,
+        argv: Vec<String>,
+        answer_ms: Option<u32>,
+    },
+    /// Its answer reaches the node.
+    Answer {
+        node: usize,
+        call: u64,
+        fields: Result<Vec<String>, String>,
+        replicated: bool,
+    },
+    /// The node gives up on the call.
+    GiveUp { node: usize, call: u64 },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Script {
+    Renew,
+    Release,
+}
+
+pub(super) struct World {
+    now: Duration,
+    configs: Vec<FleetShape>,
+    pub(super) nodes: Vec<Node>,
+    redis: LuaRedis,
+    /// A replica that receives every write while its link is up.
+    replica: Option<Snapshot>,
+    replica_linked: bool,
+    snapshot: Option<Snapshot>,
+    due: BTreeMap<(Duration, u64), Due>,
+    calls: u64,
+    authority_up: bool,
+    pub(super) checker: Checker,
+    pub(super) script_calls: u64,
+    /// What happened beyond the actions (calls landing, answers), for a narrated trace.
+    pub(super) log: Option<Vec<String>>,
+    /// The renew and release scripts as Redis runs them.
+    sources: (String, String),
+}
+
+impl World {
+    pub(super) fn new(configs: Vec<FleetShape>) -> Self {
+        World {
+            now: Self::START,
+            configs,
+            nodes: Vec::new(),
+            redis: LuaRedis::new(),
+            replica: None,
+            replica_linked: true,
+            snapshot: None,
+            due: BTreeMap::new(),
+            calls: 0,
+            authority_up: true,
+            checker: Checker::default(),
+            script_calls: 0,
+            log: None,
+            sources: (scripts::renew_source(), scripts::release_source()),
+        }
+    }
+
+    /// Real time at the start of a run.
+    pub(super) const START: Duration = Duration::from_secs(1_000);
+
+    fn note(&mut self, line: impl FnOnce() -> String) {
+        if let Some(log) = &mut self.log {
+            let at = self.now.as_secs_f64() - Self::START.as_secs_f64();
+            log.push(format!("{at:>9.3} s    {}", line()));
+        }
+    }
+
+    pub(super) fn now(&self) -> Duration {
+        self.now
+    }
+
+    pub(super) fn authority_up(&self) -> bool {
+        self.authority_up
+    }
+
+    pub(super) fn local_now(&self, i: usize) -> Duration {
+        self.nodes[i].clock.at(self.now)
+    }
+
+    /// Whether node `i` is alive and its renewal is due (none in flight).
+    pub(super) fn renewal_due(&self, i: usize) -> bool {
+        self.renewal_due_in(i).is_some_and(|wait| wait.is_zero())
+    }
+
+    /// Real time until node `i`'s renewal is due (zero when due; `None` while a call is in
+    /// flight or the node is dead).
+    pub(super) fn renewal_due_in(&self, i: usize) -> Option<Duration> {
+        let node = &self.nodes[i];
+        if !node.alive || node.call.is_some() {
+            return None;
+        }
+        let now = self.local_now(i);
+        let due = node.fleet.renewal_due_at(now, &node.state.fleet_local());
+        Some(node.clock.real_at(due.max(now)).saturating_sub(self.now))
+    }
+
+    /// Whether node `i` would send a refresh now: none pending, and its evidence a third of the
+    /// window old (the default cadence draws its pause from [0.3 w, 0.5 w]).
+    pub(super) fn refresh_due(&self, i: usize) -> bool {
+        let node = &self.nodes[i];
+        let now = self.local_now(i);
+        let window = node.state.budget().cadence_basis_at(now);
+        node.alive
+            && node.refresh.is_none()
+            && node
+                .state
+                .readiness(now)
+                .evidence_age
+                .is_none_or(|age| age >= window.mul_f64(0.3))
+    }
+
+    pub(super) fn refresh_pending(&self, i: usize) -> bool {
+        self.nodes[i].refresh.is_some()
+    }
+
+    pub(super) fn apply(&mut self, action: &Action) -> Result<(), Violation> {
+        match *action {
+            Action::Wait(ms) => return self.wait(Duration::from_millis(u64::from(ms))),
+            Action::Join { config, rate_ppm } => self.join(config, rate_ppm),
+            Action::Crash(i) => {
+                if let Some(node) = self.live(i) {
+                    node.alive = false;
+                    node.call = None;
+                }
+            }
+            Action::Close { node, fate } => self.close(node, fate),
+            Action::Admit { node, units } => self.admit(node, units, false),
+            Action::Spend { node, units } => self.admit(node, units, true),
+            Action::RefreshSend(i) => self.refresh_send(i),
+            Action::RefreshAnswer(i) => self.refresh_answer(i),
+            Action::Renew { node, fate, jitter } => self.renew(node, fate, jitter),
+            Action::Link { node, cut } => {
+                if let Some(n) = self.live(node) {
+                    n.cut = cut;
+                }
+            }
+            Action::AuthorityDown => {
+                if self.authority_up {
+                    self.authority_up = false;
+                    let b = self.largest_live_b();
+                    self.checker.cut(b);
+                }
+            }
+            Action::AuthorityUp => {
+                self.authority_up = true;
+                self.checker.heal();
+            }
+            Action::LoseKey => {
+                self.redis.del(KEY);
+                self.state_lost();
+            }
+            Action::ReplicaLink(up) => {
+                self.replica_linked = up;
+                self.redis.set_replicas(u32::from(up), 0);
+            }
+            Action::Snapshot => self.snapshot = self.redis.dump(KEY),
+            Action::Failover => {
+                match self.replica.clone() {
+                    Some(copy) => self.redis.restore(KEY, copy),
+                    None => {
+                        self.redis.del(KEY);
+                    }
+                }
+                self.redis.new_server_identity(self.calls);
+                self.state_lost();
+            }
+            Action::Restart => {
+                match self.snapshot.clone() {
+                    Some(copy) => self.redis.restore(KEY, copy),
+                    None => {
+                        self.redis.del(KEY);
+                    }
+                }
+                self.redis.new_server_identity(self.calls + 1);
+                self.state_lost();
+            }
+            Action::ServerClockStep(ms) => {
+                self.redis.advance_server_clock(ms);
+                self.state_lost(); // the key may have expired
+            }
+        }
+        self.check()
+    }
+
+    /// Redis lost or replaced the fleet's state: what each node was last told is gone.
+    fn state_lost(&mut self) {
+        for node in &mut self.nodes {
+            node.answered_before_loss = true;
+        }
+    }
+
+    fn live(&mut self, i: usize) -> Option<&mut Node> {
+        self.nodes.get_mut(i).filter(|node| node.alive)
+    }
+
+    fn largest_live_b(&self) -> f64 {
+        self.nodes
+            .iter()
+            .filter(|n| n.alive)
+            .map(|n| n.shape.fleet_ceiling_units)
+            .fold(0.0, f64::max)
+    }
+
+    fn join(&mut self, config: usize, rate_ppm: i32) {
+        let shape = self.configs[config % self.configs.len()];
+        let id = self.nodes.len();
+        let clock = LocalClock {
+            born_real: self.now,
+            // Monotonic clocks of different machines share no origin.
+            born_local: Duration::from_secs(500 + 37 * id as u64),
+            rate: 1.0 + f64::from(rate_ppm.clamp(-10_000, 10_000)) / 1e6,
+        };
+        self.nodes.push(Node {
+            name: format!("n{id}"),
+            shape,
+            clock,
+            state: SentinelState::new(BudgetSource::Fleet(FleetBudget::new(shape))),
+            fleet: FleetNode::new(shape),
+            cut: None,
+            call: None,
+            refresh: None,
+            alive: true,
+            reached_redis: false,
+            answered_at: None,
+            answered_before_loss: false,
+            uncounted: 0.0,
+            spent_unreached: 0.0,
+        });
+        self.checker.joined(shape.fleet_ceiling_units);
+    }
+
+    fn admit(&mut self, i: usize, units: u32, until_refused: bool) {
+        let now = self.now;
+        let Some(node) = self.nodes.get_mut(i).filter(|n| n.alive) else {
+            return;
+        };
+        let local = node.clock.at(now);
+        let units = f64::from(units.max(1));
+        loop {
+            if node.state.try_admit(units, local).is_err() {
+                return;
+            }
+            self.checker.admitted(units);
+            if !until_refused {
+                return;
+            }
+        }
+    }
+
+    fn refresh_send(&mut self, i: usize) {
+        let now = self.now;
+        let valid = self.authority_up;
+        if let Some(node) = self.live(i) {
+            if node.refresh.is_none() {
+                let local = node.clock.at(now);
+                node.refresh = node.state.refresh_sent(local).map(|t| (t, valid));
+            }
+        }
+    }
+
+    fn refresh_answer(&mut self, i: usize) {
+        if let Some(node) = self.live(i) {
+            if let Some((ticket, valid)) = node.refresh.take() {
+                let outcome = if valid {
+                    Outcome::Valid
+                } else {
+                    Outcome::Indeterminate
+                };
+                node.state.refresh_answered(ticket, outcome);
+            }
+        }
+    }
+
+    fn renew(&mut self, i: usize, fate: Fate, jitter: u16) {
+        let now = self.now;
+        let Some(node) = self
+            .nodes
+            .get_mut(i)
+            .filter(|n| n.alive && n.call.is_none())
+        else {
+            return;
+        };
+        let local = node.clock.at(now);
+        if let Some(lowered) = node
+            .fleet
+            .share_to_give_back(local, &node.state.fleet_local())
+        {
+            node.state.set_lease(Some(lowered));
+        }
+        let (request, cap) = node.fleet.renewal(local, &node.state.fleet_local());
+        if let Some(cap) = cap {
+            node.state.set_lease(Some(cap));
+        }
+        let new_id = format!("f{}-{jitter}", self.calls);
+        let argv = scripts::renew_argv(&node.name, &new_id, &node.shape, &request);
+        self.send(
+            i,
+            Script::Renew,
+            argv,
+            Some((request, f64::from(jitter) / 65_536.0)),
+            fate,
+        );
+    }
+
+    fn close(&mut self, i: usize, fate: Fate) {
+        let now = self.now;
+        let Some(node) = self.live(i) else { return };
+        let local = node.clock.at(now);
+        let fleet_local = node.state.fleet_local();
+        node.state.close();
+        node.alive = false;
+        node.call = None;
+        if let Some(release) = node.fleet.release(local, &fleet_local) {
+            let argv = scripts::release_argv(&node.name, &node.shape, &release);
+            self.send(i, Script::Release, argv, None, fate);
+        }
+    }
+
+    /// Puts a call on the network: it lands (or not) and its answer returns (or not) as `fate`
+    /// says, unless the node's link is cut; the node gives up after [`CALL_TIMEOUT`] on its clock.
+    fn send(
+        &mut self,
+        i: usize,
+        script: Script,
+        argv: Vec<String>,
+        request: Option<(RenewRequest, f64)>,
+        fate: Fate,
+    ) {
+        self.calls += 1;
+        let call = self.calls;
+        let node = &mut self.nodes[i];
+        let (land_ms, answer_ms) = match node.cut {
+            None => (fate.land_ms, fate.answer_ms),
+            Some(Cut::Answers) => (fate.land_ms, None),
+            Some(Cut::Requests | Cut::Both) => (None, None),
+        };
+        let gives_up_at = node.clock.real_at(node.clock.at(self.now) + CALL_TIMEOUT);
+        if node.alive {
+            node.call = Some(InFlight { call, request });
+            self.schedule(gives_up_at, Due::GiveUp { node: i, call });
+        }
+        if let Some(land) = land_ms {
+            let at = self.now + Duration::from_millis(u64::from(land));
+            self.schedule(
+                at,
+                Due::Land {
+                    node: i,
+                    call,
+                    script,
+                    argv,
+                    answer_ms,
+                },
+            );
+        }
+    }
+
+    fn schedule(&mut self, at: Duration, due: Due) {
+        self.calls += 1;
+        self.due.insert((at, self.calls), due);
+    }
+
+    /// Real time passes by `by`; what falls due on the way happens in time order, each step
+    /// checked.
+    fn wait(&mut self, by: Duration) -> Result<(), Violation> {
+        let until = self.now + by;
+        while let Some(entry) = self.due.first_entry() {
+            if entry.key().0 > until {
+                break;
+            }
+            let ((at, _), due) = entry.remove_entry();
+            self.now = self.now.max(at);
+            self.happen(due);
+            self.check()?;
+        }
+        self.redis.advance_server_clock(
+            i64::try_from(until.saturating_sub(self.now).as_millis()).unwrap_or(0),
+        );
+        self.now = until;
+        self.check()
+    }
+
+    fn happen(&mut self, due: Due) {
+        match due {
+            Due::Land {
+                node,
+                call,
+                script,
+                argv,
+                answer_ms,
+            } => {
+                let source = match script {
+                    Script::Renew => &self.sources.0,
+                    Script::Release => &self.sources.1,
+                };
+                self.script_calls += 1;
+                let fields = self.redis.eval(source, &[KEY], &argv);
+                self.note(|| format!("{script:?} of n{node} lands: {argv:?} -> {fields:?}"));
+                let replicated = self.replica_linked;
+                if replicated {
+                    self.replica = self.redis.dump(KEY);
+                }
+                if let Some(back) = answer_ms {
+                    let at = self.now + Duration::from_millis(u64::from(back));
+                    self.schedule(
+                        at,
+                        Due::Answer {
+                            node,
+                            call,
+                            fields,
+                            replicated,
+                        },
+                    );
+                }
+            }
+            Due::Answer {
+                node,
+                call,
+                fields,
+                replicated,
+            } => self.answer(node, call, fields, replicated),
+            Due::GiveUp { node, call } => {
+                let now = self.now;
+                let n = &mut self.nodes[node];
+                if n.alive && n.call.as_ref().is_some_and(|c| c.call == call) {
+                    n.call = None;
+                    let local = n.clock.at(now);
+                    let _ =
+                        n.fleet
+                            .call_failed(local, crate::rules::fleet::ErrorKind::Timeout, 0.5);
+                }
+            }
+        }
+    }
+
+    /// An answer reaches its node, if the node still waits for that call.
+    fn answer(
+        &mut self,
+        i: usize,
+        call: u64,
+        fields: Result<Vec<String>, String>,
+        replicated: bool,
+    ) {
+        let now = self.now;
+        let node = &mut self.nodes[i];
+        if !node.alive {
+            return;
+        }
+        let Some(flight) = node.call.take_if(|c| c.call == call) else {
+            return;
+        };
+        let local = node.clock.at(now);
+        let fields = fields.unwrap_or_else(|error| panic!("script error: {error}"));
+        if !node.reached_redis {
+            node.spent_unreached = node.state.exposure_units().min(node.shape.floor_units());
+        }
+        node.reached_redis = true;
+        node.answered_at = Some(local);
+        node.answered_before_loss = false;
+        match flight.request {
+            Some((request, jitter)) => {
+                let (reply, grant) = FleetReply::parse_renewal(&fields).expect("a renewal answer");
+                let applied = node
+                    .fleet
+                    .apply_renewal(&request, &reply, &grant, local, jitter);
+                if applied.lease_ended {
+                    node.state.cover_ended_lease();
+                }
+                node.state.set_fleet_floor(applied.floor_units);
+                if let Some(lease) = applied.lease {
+                    node.state.set_lease(Some(lease));
+                }
+                let budget = node.state.node_budget_units(local);
+                self.note(|| format!("n{i} answered: node budget {budget:.3}"));
+                let node = &mut self.nodes[i];
+                if let Some(confirm) = applied.confirm {
+                    // WAIT: the replica acknowledged iff it received this write.
+                    let acknowledged = if replicated { confirm.replicas } else { 0 };
+                    if let Some(grown) = node.fleet.confirmed(&confirm, acknowledged) {
+                        node.state.set_lease(Some(grown));
+                    }
+                }
+            }
+            None => {
+                let reply = FleetReply::parse(&fields).expect("a release answer");
+                let _ = node.fleet.apply_release(&reply, local);
+            }
+        }
+    }
+
+    /// A static floor Redis stopped counting: while more nodes are alive than the fleet's
+    /// `maxNodes`, node `n`'s floor when it is cut off past its lease deadline or Redis lost the
+    /// state since its last answer (Redis may have given that floor to another node).
+    fn floor_no_longer_counted(&self, n: &Node, alive: u64) -> f64 {
+        let local = n.clock.at(self.now);
+        let Some(answered_at) = n.answered_at else {
+            return 0.0;
+        };
+        let settings = n.fleet.status(local, None).settings;
+        let cut_off = local >= lease_deadline(answered_at, settings.lease);
+        if (cut_off || n.answered_before_loss) && alive > settings.max_nodes {
+            n.fleet.floor_units()
+        } else {
+            0.0
+        }
+    }
+
+    /// The invariants, at this instant.
+    fn check(&mut self) -> Result<(), Violation> {
+        let now = self.now;
+        let alive = self.nodes.iter().filter(|n| n.alive).count() as u64;
+        for i in 0..self.nodes.len() {
+            let floor = self.floor_no_longer_counted(&self.nodes[i], alive);
+            let node = &mut self.nodes[i];
+            node.uncounted = node.uncounted.max(floor);
+        }
+        let views: Vec<NodeView> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.alive)
+            .map(|(id, n)| {
+                let local = n.clock.at(now);
+                let budget = n.state.node_budget_units(local);
+                NodeView {
+                    id,
+                    b: n.shape.fleet_ceiling_units,
+                    reached_redis: n.reached_redis,
+                    // A node that has never reached Redis uses a floor Redis never counted.
+                    uncounted_floor: if n.reached_redis {
+                        n.uncounted.max(n.spent_unreached)
+                    } else {
+                        n.shape.floor_units()
+                    },
+                    node_budget: budget,
+                    can_admit: n.state.readiness(local).status != Status::NotReady,
+                    unspent: (budget - n.state.exposure_units()).max(0.0),
+                }
+            })
+            .collect();
+        self.checker.check(&views)
+    }
+}
