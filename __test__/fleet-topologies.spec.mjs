@@ -123,7 +123,7 @@ describe('the ceiling while Redis loses the fleet\'s state', { concurrency: 2 },
     });
   }
 
-  test('6 nodes with maxNodes 4: the extra floors come out of the pool', async (t) => {
+  test('6 nodes with maxNodes 4: the two beyond it have no floor of their own', async (t) => {
     const s = fleetScope(t);
     const redis = await s.redis();
     const nodes = Array.from({ length: 6 }, () => s.node(redis.url, { maxNodes: MAX_NODES }));

@@ -4,7 +4,7 @@
 //
 // Numbers: b = 240, r = 50/s, maxNodes 3, reserve 0.25 → floor 20 units (window 0.4 s), pool 180.
 // Refresh pauses 20–40 ms with a 250 ms timeout fit any window from 0.29 s up. leaseSeconds 5
-// (the minimum): a fresh fleet runs on floors for 7 s; a lease is usable 5 × 0.999 − 1 = 3.995 s
+// (the minimum): a fresh fleet runs on floors for 7.15 s; a lease is usable 5 × 0.97 − 1 = 3.85 s
 // after its request was sent; renewals every 5/3 s ± 10 %.
 //
 // Synchronisation: waits poll `fleet()` (pollUntil, generous bounds) or wait for transitions and
@@ -36,7 +36,7 @@ import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_V
 const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
-const FLEET_KEYS = ['chargedUnits', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'liveNodes', 'maxNodes', 'mode', 'nodeBudgetUnits', 'redisError'];
+const FLEET_KEYS = ['beyondMaxNodes', 'chargedUnits', 'configured', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'leaseSeconds', 'liveNodes', 'maxNodes', 'mode', 'nodeBudgetUnits', 'redisError', 'reserve'];
 const MODES = ['connecting', 'leased', 'floor'];
 
 const PW = `pw${randomBytes(12).toString('hex')}`;
@@ -275,6 +275,10 @@ describe('fleet() and the floor (no grant)', { concurrency: true }, () => {
       const f = sentinel.fleet();
       assert.deepEqual(Object.keys(f).sort(), FLEET_KEYS);
       assert.equal(f.mode, 'connecting');
+      // Before Redis answers, the fleet's shape is this node's own.
+      const own = { maxNodes, reserve: reserve ?? 0.25, leaseSeconds: 5 };
+      assert.deepEqual([f.maxNodes, f.reserve, f.leaseSeconds, f.beyondMaxNodes], [own.maxNodes, own.reserve, own.leaseSeconds, false]);
+      assert.deepEqual(f.configured, own);
       approx(f.floorUnits, floor, 'floorUnits');
       assert.equal(f.grantUnits, 0);
       approx(f.nodeBudgetUnits, floor, 'nodeBudgetUnits');
@@ -422,7 +426,7 @@ describe('leases against a real Redis', { concurrency: true }, () => {
   for (const maxStaleSeconds of [undefined, 2]) {
     const want = maxStaleSeconds === undefined ? Infinity : R * maxStaleSeconds - FLOOR;
     const expectedGrant = Math.min(POOL, want);
-    test(`fresh fleet: floors for leaseSeconds + 2 s and until a valid refresh sent after that settles it; then grant ${expectedGrant} (maxStaleSeconds ${maxStaleSeconds ?? 'none'})`, async (t) => {
+    test(`fresh fleet: floors for leaseSeconds × 1.03 + 2 s and until a valid refresh sent after that settles it; then grant ${expectedGrant} (maxStaleSeconds ${maxStaleSeconds ?? 'none'})`, async (t) => {
       const s = scope(t);
       const redis = await s.redis();
       const auth = scriptedAuthority('valid');
@@ -569,7 +573,7 @@ describe('leases against a real Redis', { concurrency: true }, () => {
 
   test('Redis paused: admit/readiness never wait; the grant holds until the lease deadline, then floor, and the transition arrives', async (t) => {
     // r = 25 here: floor window 0.8 s, leased window 8 s, so the evidence (last valid at the pause)
-    // outlives the lease deadline (≤ 3.995 s) while leased and is too old on the floor.
+    // outlives the lease deadline (≤ 3.85 s) while leased and is too old on the floor.
     const r = 25;
     const s = scope(t);
     const redis = await s.redis();

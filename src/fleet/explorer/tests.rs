@@ -211,6 +211,60 @@ mod schedules {
         assert_holds(&[shape(12)], &actions);
     }
 
+    /// Nodes renew and verify every `every_ms` for `rounds` rounds.
+    fn keep_renewing(nodes: std::ops::Range<usize>, rounds: usize, every_ms: u32) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for _ in 0..rounds {
+            for node in nodes.clone() {
+                actions.extend(verify(node));
+                actions.push(renew(node));
+            }
+            actions.push(Action::Wait(every_ms));
+        }
+        actions
+    }
+
+    /// Three nodes with maxNodes 1 and half of b in floors: the two beyond maxNodes have no floor
+    /// of their own (the old code gave each its floor: 1.5 b in floors alone).
+    #[test]
+    fn nodes_beyond_max_nodes_have_no_floor_of_their_own() {
+        let crowded = FleetShape {
+            max_nodes: 1,
+            reserve: 0.5,
+            ..shape(5)
+        };
+        let mut actions: Vec<Action> = (0..3)
+            .map(|_| Action::Join {
+                config: 0,
+                rate_ppm: 0,
+            })
+            .collect();
+        actions.extend(keep_renewing(0..3, 12, 1_500));
+        assert_holds(&[crowded], &actions);
+    }
+
+    /// A node whose reserve and maxNodes differ from the fleet's joins (a rolling update): it
+    /// uses the fleet's, never its own larger floor (the old code let it keep 0.9 b).
+    #[test]
+    fn a_node_with_another_reserve_uses_the_fleets() {
+        let odd = FleetShape {
+            max_nodes: 1,
+            reserve: 0.9,
+            ..shape(5)
+        };
+        let mut actions = vec![Action::Join {
+            config: 0,
+            rate_ppm: 0,
+        }];
+        actions.extend(keep_renewing(0..1, 6, 1_500));
+        actions.push(Action::Join {
+            config: 1,
+            rate_ppm: 0,
+        });
+        actions.extend(keep_renewing(0..2, 8, 1_500));
+        assert_holds(&[shape(5), odd], &actions);
+    }
+
     /// A rolling update lowers leaseSeconds from 52 to 7 s, then the fleet's key is lost: the
     /// new node must not end the hold while the old node's 52 s lease is still usable.
     #[test]
@@ -240,4 +294,95 @@ mod schedules {
         }
         assert_holds(&configs, &actions);
     }
+}
+
+/// What a node costs Redis at the default lease (30 s) under full-rate traffic with an authority
+/// answering in 700 ms: at most 10 calls (round trips) and 30 commands a minute as
+/// `INFO commandstats` counts them (the stand-in counts as Redis does: `lua_redis::cross_check`).
+#[test]
+fn a_node_costs_redis_at_most_10_calls_and_30_commands_a_minute() {
+    use std::time::Duration;
+
+    use crate::rules::budget::lease::FleetShape;
+    use action::{Action, Fate};
+
+    const NODES: usize = 2;
+    const MINUTES: u64 = 10;
+    let shape = FleetShape {
+        fleet_ceiling_units: 1000.0,
+        max_units_per_second: 50.0,
+        max_nodes: 4,
+        reserve: 0.25,
+        lease: Duration::from_secs(30),
+        max_stale: None,
+    };
+    let prompt = Fate {
+        land_ms: Some(1),
+        answer_ms: Some(1),
+    };
+    let mut world = world::World::new(vec![shape]);
+    let mut sent: [Option<Duration>; NODES] = [None; NODES];
+    let mut tick = |world: &mut world::World, sent: &mut [Option<Duration>; NODES]| {
+        for node in 0..NODES {
+            let mut actions = Vec::new();
+            if world.renewal_due(node) {
+                actions.push(Action::Renew {
+                    node,
+                    fate: prompt,
+                    jitter: 32_768,
+                });
+            }
+            if sent[node].is_some_and(|at| world.now() >= at + Duration::from_millis(700)) {
+                actions.push(Action::RefreshAnswer(node));
+                sent[node] = None;
+            }
+            if sent[node].is_none() && world.refresh_due(node) {
+                actions.push(Action::RefreshSend(node));
+                sent[node] = Some(world.now());
+            }
+            // r = 50 units a second, at full rate.
+            actions.push(Action::Admit { node, units: 5 });
+            for action in actions {
+                world.apply(&action).expect("no promise broken");
+            }
+        }
+        world.apply(&Action::Wait(100)).expect("no promise broken");
+    };
+    for node in 0..NODES {
+        world
+            .apply(&Action::Join {
+                config: 0,
+                rate_ppm: 0,
+            })
+            .expect("joined");
+        let _ = node;
+    }
+    // A minute to end the fresh fleet's hold and settle into the regular cadence.
+    for _ in 0..600 {
+        tick(&mut world, &mut sent);
+    }
+    let (calls_before, commands_before) = (world.script_calls, world.redis_commands());
+    for _ in 0..600 * MINUTES {
+        tick(&mut world, &mut sent);
+    }
+    let per_node_minute = |n: u64| n as f64 / (NODES as u64 * MINUTES) as f64;
+    let calls = per_node_minute(world.script_calls - calls_before);
+    let after = world.redis_commands();
+    let by_command: Vec<(String, f64)> = after
+        .iter()
+        .map(|(name, n)| {
+            (
+                name.clone(),
+                per_node_minute(n - commands_before.get(name).copied().unwrap_or(0)),
+            )
+        })
+        .collect();
+    let commands: f64 = by_command.iter().map(|(_, n)| n).sum();
+    println!("per node per minute: {calls:.2} calls, {commands:.2} commands {by_command:?}");
+    assert!(calls <= 10.0, "{calls} calls a node a minute");
+    assert!(commands <= 30.0, "{commands} commands a node a minute");
+    assert!(
+        calls >= 5.0,
+        "{calls}: the nodes did renew (every lease / 3)"
+    );
 }

@@ -149,6 +149,12 @@ impl World {
         }
     }
 
+    /// The commands Redis ran so far, as `INFO commandstats` counts them (each script call's
+    /// `EVALSHA` included).
+    pub(super) fn redis_commands(&self) -> BTreeMap<String, u64> {
+        self.redis.command_counts()
+    }
+
     pub(super) fn now(&self) -> Duration {
         self.now
     }

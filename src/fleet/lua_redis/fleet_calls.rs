@@ -187,7 +187,7 @@ impl Trace {
     pub(crate) fn renew_argv(&mut self, node: usize) -> Vec<String> {
         let seq = self.seq(node);
         let (want, keep) = (self.units_or(0.2, "-1", 150), self.units_or(0.5, "0", 50));
-        let (floor_used, used) = (self.units_or(0.7, "0", 20), self.units_or(0.3, "0", 50));
+        let floor_used = self.units_or(0.7, "0", 20);
         let b = if self.odd(0.1) { B / 2 } else { B };
         let (reserve, max_nodes) = if self.odd(0.05) {
             ("0.25", "4")
@@ -242,7 +242,6 @@ impl Trace {
             self.fresh_id(),
             "3600000".into(),
             floor.into(),
-            used,
         ]
     }
 
