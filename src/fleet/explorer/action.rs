@@ -77,6 +77,14 @@ pub(crate) enum Action {
     ServerClockStep(i64),
 }
 
+impl Fate {
+    /// Lands after 1 ms, answered 1 ms later: a healthy network.
+    pub(crate) const PROMPT: Fate = Fate {
+        land_ms: Some(1),
+        answer_ms: Some(1),
+    };
+}
+
 impl fmt::Display for Fate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.land_ms, self.answer_ms) {

@@ -107,4 +107,8 @@ impl std::fmt::Display for Counterexample {
 }
 
 #[cfg(test)]
+mod cost_tests;
+#[cfg(test)]
+mod schedules;
+#[cfg(test)]
 mod tests;
