@@ -1,9 +1,10 @@
 // Fleet budget benchmark, against local redis-servers this script starts (and stops):
 //  1. admit(0) and isServing() with a fleet budget vs a fixed budget, same process (the hot path
 //     never touches Redis);
-//  2. Redis commands per node per minute (server-side INFO commandstats: EVALSHA, EVAL, SCRIPT,
-//     WAIT), with the default 30 s lease: at rest, and under full-rate traffic with an authority
-//     that answers in 700 ms (the two run side by side, each with its own server);
+//  2. Redis calls (round trips: EVALSHA, EVAL, SCRIPT, WAIT) and commands as Redis counts them
+//     (INFO commandstats: the scripts' own HGETALL, HSET, INFO, ... included) per node per minute,
+//     with the default 30 s lease: at rest, and under full-rate traffic with an authority that
+//     answers in 700 ms (the two run side by side, each with its own server);
 //  3. the renew script's round trip from Node.js, next to a PING's, and what WAIT adds to a
 //     growth on a primary with one replica;
 //  4. RSS and OS threads a fleet sentinel adds once the addon's runtime is running.
@@ -28,10 +29,15 @@ const fleetOptions = (url, name, { inspect = valid, b = 1e9, r = 1e9 / 600 } = {
   budget: { unverifiedUnits: b, maxUnitsPerSecond: r, fleet: { redis: url, name, maxNodes: 4 } },
   authority: { inspect },
 });
-/** Commands clients sent (EVALSHA, EVAL, SCRIPT, WAIT), not the ones the scripts ran in Redis. */
-const commandCalls = async (port) => {
+/**
+ * `calls`: what clients sent (EVALSHA, EVAL, SCRIPT, WAIT); `commands`: everything Redis counted,
+ * the commands the scripts ran included (this INFO is counted from the next sample on).
+ */
+const commandCounts = async (port) => {
   const [info] = await rawCommands(port, [['INFO', 'commandstats']]);
-  return [...info.matchAll(/cmdstat_(evalsha|eval|script|wait):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[2]), 0);
+  const counts = [...info.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)].map((m) => [m[1], Number(m[2])]);
+  const sum = (names) => counts.filter(([name]) => !names || names.includes(name)).reduce((total, [, n]) => total + n, 0);
+  return { calls: sum(['evalsha', 'eval', 'script', 'wait']), commands: sum() };
 };
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)];
 
@@ -82,22 +88,24 @@ async function commandsPerMinute(traffic) {
   };
   nodes.forEach(load);
   try {
-    // A fresh fleet holds growth for leaseSeconds + 2 s: measure once both nodes hold grants.
+    // A fresh fleet holds growth for leaseSeconds × 1.03 + 2 s: measure once both nodes hold grants.
     const leasedBy = Date.now() + 90_000;
     while (!nodes.every((n) => n.fleet().mode === 'leased') && Date.now() < leasedBy) await sleep(200);
     await sleep(12_000); // past the convergence renewals
     const admitted = () => nodes.reduce((sum, n) => sum + n.metricFamilies()
       .find((f) => f.name === 'spend_sentinel_admitted_units_total').samples.reduce((s, x) => s + x.value, 0), 0);
-    const start = await commandCalls(redis.port);
+    const start = await commandCounts(redis.port);
     const unitsBefore = admitted();
     await sleep(SECONDS * 1000);
-    const calls = (await commandCalls(redis.port)) - start;
-    const perNodeMinute = (calls / nodes.length) * (60 / SECONDS);
+    const end = await commandCounts(redis.port);
+    const calls = end.calls - start.calls;
+    const commands = end.commands - start.commands - 1; // less the first sample's own INFO
+    const perNodeMinute = (n) => ((n / nodes.length) * (60 / SECONDS)).toFixed(1);
     const rate = (admitted() - unitsBefore) / nodes.length / SECONDS;
     const what = traffic ? 'full-rate traffic, authority at 700 ms' : 'at rest';
-    console.log(`\n${what}: ${perNodeMinute.toFixed(1)} Redis commands per node per minute ` +
-      `(${calls} in ${SECONDS} s for ${nodes.length} nodes; modes ${nodes.map((n) => n.fleet().mode).join(', ')}; ` +
-      `${rate.toFixed(1)} units admitted per node per second, r = 50)`);
+    console.log(`\n${what}: ${perNodeMinute(calls)} Redis calls and ${perNodeMinute(commands)} commands (as Redis counts them) ` +
+      `per node per minute (${calls} calls, ${commands} commands in ${SECONDS} s for ${nodes.length} nodes; ` +
+      `modes ${nodes.map((n) => n.fleet().mode).join(', ')}; ${rate.toFixed(1)} units admitted per node per second, r = 50)`);
   } finally {
     running = false;
     await Promise.all(nodes.map((n) => n.close()));

@@ -42,8 +42,8 @@ export const storyLength = (plan) => plan.at(-1).end;
 // → floor = b × reserve / maxNodes = 12.5 units, pool = b × (1 − reserve) = 225 units.
 //
 // Why these lengths:
-// - hold: a fresh fleet grows no grant for leaseSeconds + 2 = 7 s after the first node reached
-//   Redis, and then not before a valid refresh has settled it and the next renewal (every
+// - hold: a fresh fleet grows no grant for leaseSeconds × 1.03 + 2 = 7.15 s after the first node
+//   reached Redis, and then not before a valid refresh has settled it and the next renewal (every
 //   leaseSeconds / 3 ≈ 1.7 s, ±10 %) asked: grants of pool / 2 come 7–9 s in.
 // - scale-up: a joining node reaches its fair share within two renewals of the others (≤ 3.7 s),
 //   after ~0.5 s to start its process.
@@ -51,7 +51,7 @@ export const storyLength = (plan) => plan.at(-1).end;
 //   at 20/s: ~2.9 s), so the killed node's units after the cut count.
 // - evicted: Redis (maxmemory 8mb, allkeys-random) runs out of memory and evicts the fleet's key;
 //   within one renewal (≤ 1.8 s) every live node has seen the state lost: growth held.
-// - redis-paused: longer than a lease's local life (leaseSeconds × 0.999 − 1 s ≈ 4 s after the
+// - redis-paused: longer than a lease's local life (leaseSeconds × 0.97 − 1 s ≈ 3.85 s after the
 //   renewal that got it), so every live node shows its floor while Redis answers nothing.
 // - restore: the first valid refresh clears each ledger and settles the charges (the killed
 //   node's lease included, once expired); the next renewals share the pool among the 4 live nodes.
@@ -71,11 +71,11 @@ export const fleetPool = ({ b, reserve } = FLEET) => b * (1 - reserve);
 const f = FLEET;
 const nb = (s) => s.replaceAll(' ', '\u00a0'); // kept on one line when a note wraps
 const FLEET_PHASES = {
-  hold: ['answering', `${f.names.slice(0, f.first).join(' and ')} start on a fresh fleet: growth is held for leaseSeconds + 2 = ${f.leaseSeconds + 2} s and until a valid refresh settles it, so both run on their floors (${fleetFloor()} units each); then each leases ${nb(`pool / ${f.first} = ${fleetPool() / f.first}`)}`],
+  hold: ['answering', `${f.names.slice(0, f.first).join(' and ')} start on a fresh fleet: growth is held for leaseSeconds × 1.03 + 2 = ${f.leaseSeconds * 1.03 + 2} s and until a valid refresh settles it, so both run on their floors (${fleetFloor()} units each); then each leases ${nb(`pool / ${f.first} = ${fleetPool() / f.first}`)}`],
   'scale-up': ['answering', `${f.names.slice(f.first).join(', ')} join on their floors; within two renewals every grant is ${nb(`pool / ${f.names.length} = ${fleetPool() / f.names.length}`)} units`],
   cut: ['silent', `the authority stops answering: each node admits until its floor + grant (${fleetFloor() + fleetPool() / f.names.length} units) is spent or its evidence is w old`],
   kill: ['silent', `${f.victim} is killed with SIGKILL: its lease is not released, and stays charged (its grant may all be spent) after it expires`],
-  evicted: ['silent', "Redis runs out of memory and evicts the fleet's key (its whole state): each live node sees the loss at its next renewal and keeps at most what it holds; no grant grows (growth held) until leaseSeconds + 2 s have passed and a valid refresh settles the fleet"],
+  evicted: ['silent', "Redis runs out of memory and evicts the fleet's key (its whole state): each live node sees the loss at its next renewal and keeps at most what it holds; no grant grows (growth held) until leaseSeconds × 1.03 + 2 s have passed and a valid refresh settles the fleet"],
   'redis-paused': ['silent', 'Redis is paused (SIGSTOP): no renewal is answered, each lease lapses at its local deadline and its node runs on its floor'],
   'redis-back': ['silent', 'Redis resumes (SIGCONT): renewals are answered again; leases that expired stay charged, so no grant grows before a valid refresh'],
   restore: ['answering', `the authority answers again: valid refreshes clear the ledgers and settle the charges; the ${f.names.length - 1} live nodes share the pool (${fleetPool() / (f.names.length - 1)} each)`],

@@ -44,24 +44,17 @@ fn shape(lease_seconds: u64) -> FleetShape {
 /// Nodes 0 and 1 lease half the pool each: they renew and verify every 4 s until the
 /// fresh fleet's hold is over.
 fn two_leased_nodes() -> Vec<Action> {
-    let mut actions = vec![
-        Action::Join {
-            config: 0,
-            rate_ppm: 0,
-        },
-        Action::Join {
-            config: 0,
-            rate_ppm: 0,
-        },
-    ];
-    for _ in 0..8 {
-        for node in 0..2 {
-            actions.extend(verify(node));
-            actions.push(renew(node));
-        }
-        actions.push(Action::Wait(4_000));
-    }
+    let mut actions = vec![join(0), join(0)];
+    actions.extend(keep_renewing(0..2, 8, 4_000));
     actions
+}
+
+/// A node with configuration `config` starts, its clock at real rate.
+fn join(config: usize) -> Action {
+    Action::Join {
+        config,
+        rate_ppm: 0,
+    }
 }
 
 fn assert_holds(configs: &[FleetShape], actions: &[Action]) {
@@ -92,10 +85,7 @@ fn a_lease_lives_to_its_holders_deadline_through_a_partition_that_heals_in_stage
         Action::Wait(2_000),
     ]);
     actions.push(heal(0));
-    for _ in 0..16 {
-        actions.extend(verify(0));
-        actions.extend([renew(0), Action::Wait(600)]);
-    }
+    actions.extend(keep_renewing(0..1, 16, 600));
     assert_holds(&[shape(12)], &actions);
 }
 
@@ -121,12 +111,7 @@ fn nodes_beyond_max_nodes_have_no_floor_of_their_own() {
         reserve: 0.5,
         ..shape(5)
     };
-    let mut actions: Vec<Action> = (0..3)
-        .map(|_| Action::Join {
-            config: 0,
-            rate_ppm: 0,
-        })
-        .collect();
+    let mut actions = vec![join(0), join(0), join(0)];
     actions.extend(keep_renewing(0..3, 12, 1_500));
     assert_holds(&[crowded], &actions);
 }
@@ -140,15 +125,9 @@ fn a_node_with_another_reserve_uses_the_fleets() {
         reserve: 0.9,
         ..shape(5)
     };
-    let mut actions = vec![Action::Join {
-        config: 0,
-        rate_ppm: 0,
-    }];
+    let mut actions = vec![join(0)];
     actions.extend(keep_renewing(0..1, 6, 1_500));
-    actions.push(Action::Join {
-        config: 1,
-        rate_ppm: 0,
-    });
+    actions.push(join(1));
     actions.extend(keep_renewing(0..2, 8, 1_500));
     assert_holds(&[shape(5), odd], &actions);
 }
@@ -158,27 +137,9 @@ fn a_node_with_another_reserve_uses_the_fleets() {
 #[test]
 fn a_loss_holds_growth_for_the_longest_lease_in_the_fleet() {
     let configs = [shape(7), shape(52)];
-    let mut actions = vec![
-        Action::Join {
-            config: 1,
-            rate_ppm: 0,
-        },
-        Action::Join {
-            config: 0,
-            rate_ppm: 0,
-        },
-    ];
-    for _ in 0..20 {
-        for node in 0..2 {
-            actions.extend(verify(node));
-            actions.push(renew(node));
-        }
-        actions.push(Action::Wait(3_000));
-    }
+    let mut actions = vec![join(1), join(0)];
+    actions.extend(keep_renewing(0..2, 20, 3_000));
     actions.push(Action::LoseKey);
-    for _ in 0..20 {
-        actions.extend(verify(1));
-        actions.extend([renew(1), Action::Wait(1_000)]);
-    }
+    actions.extend(keep_renewing(1..2, 20, 1_000));
     assert_holds(&configs, &actions);
 }
