@@ -3,9 +3,9 @@
 --   meta fields  id, version, epoch, held, server, cseq, swept (every lease written at or before
 --                this version and not renewed since has ended), and the fleet's shape (reserve,
 --                max_nodes, lease_ms: set by the node that creates the state, adopted by all)
---   n:<node>     a live lease: "grant|written|want|b|seq|slot" (written: the version that wrote
---                it; slot: 1 if the node holds one of the max_nodes static floors, 0 if its whole
---                budget is leased)
+--   n:<node>     a live lease: "grant|written|want|b|seq|slot|since" (written: the version that
+--                wrote it; slot: 1 if the node holds one of the max_nodes static floors, 0 if its
+--                whole budget is leased; since: the version that registered it)
 --   t:<node>     an ended lease (released or expired), kept so a late renewal cannot revive it
 --                and its holder's next call is not taken for a loss: "written|seq"
 --   c:<number>   units charged, numbered: "pool|floor" (an ended lease's grant, a release's used
@@ -52,7 +52,7 @@ local function read_state()
     if kind == 'n:' then
       local p = split(value)
       s.leases[rest] = { grant = tonumber(p[1]), written = tonumber(p[2]), want = tonumber(p[3]),
-        b = tonumber(p[4]), seq = tonumber(p[5]), slot = tonumber(p[6]) }
+        b = tonumber(p[4]), seq = tonumber(p[5]), slot = tonumber(p[6]), since = tonumber(p[7]) }
     elseif kind == 't:' then
       local p = split(value)
       s.gone[rest] = { written = tonumber(p[1]), seq = tonumber(p[2]) }

@@ -41,9 +41,12 @@ end
 sweep(s, seen_id, seen_epoch, seen_version, seen_age)
 
 local mine, gone = s.leases[node], s.gone[node]
--- This node's lease ended here: written at or before a version a sweep passed (or remembered as
--- ended). It was charged whole, so the charge covers whatever the node used of it.
-local ended = not mine and (gone ~= nil or (known_id == s.id and acked_version > 0 and acked_version <= s.swept))
+-- The lease this node last heard of ended here: written at or before a version a sweep passed
+-- (or remembered as ended), or replaced by one registered after it (whose answer the node never
+-- got). It was charged whole, so the charge covers whatever the node used of it.
+local acked_here = known_id == s.id and acked_version > 0
+local ended = (not mine and (gone ~= nil or (acked_here and acked_version <= s.swept)))
+  or (mine ~= nil and acked_here and mine.since > acked_version)
 -- A node that holds a grant (keep > 0) whose lease is missing, or older than the last renewal
 -- Redis acknowledged to it, is looking at a state that lost writes.
 if known_id == s.id and not loss and keep > 0 and acked_seq > 0
@@ -135,8 +138,9 @@ end
 grant = math.max(grant, 0)
 
 local written = s.version + 1
-put(s, 'n:' .. node, num(grant) .. '|' .. written .. '|' .. num(wants[node]) .. '|' .. num(b) .. '|' .. seq .. '|' .. slot)
-s.leases[node] = { grant = grant, written = written, want = wants[node], b = b, seq = seq, slot = slot }
+local since = mine and mine.since or written
+put(s, 'n:' .. node, num(grant) .. '|' .. written .. '|' .. num(wants[node]) .. '|' .. num(b) .. '|' .. seq .. '|' .. slot .. '|' .. since)
+s.leases[node] = { grant = grant, written = written, want = wants[node], b = b, seq = seq, slot = slot, since = since }
 if gone then
   s.gone[node] = nil
   drop(s, 't:' .. node)
