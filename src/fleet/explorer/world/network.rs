@@ -1,0 +1,181 @@
+//! The network between the nodes and Redis: calls on their way, landing late or never, answers
+//! lost or late, the node giving up on its own clock; and what an answer changes in a node, as the
+//! lease task would.
+
+use std::time::Duration;
+
+use super::{Due, InFlight, Script, World, CALL_TIMEOUT, KEY};
+use crate::fleet::explorer::action::{Cut, Fate};
+use crate::fleet::explorer::checker::Violation;
+use crate::rules::fleet::{ErrorKind, FleetReply, RenewRequest};
+
+impl World {
+    /// Puts a call on the network: it lands (or not) and its answer returns (or not) as `fate`
+    /// says, unless the node's link is cut; the node gives up after [`CALL_TIMEOUT`] on its clock.
+    pub(super) fn send(
+        &mut self,
+        i: usize,
+        script: Script,
+        argv: Vec<String>,
+        request: Option<(RenewRequest, f64)>,
+        fate: Fate,
+    ) {
+        self.calls += 1;
+        let call = self.calls;
+        let node = &mut self.nodes[i];
+        let (land_ms, answer_ms) = match node.cut {
+            None => (fate.land_ms, fate.answer_ms),
+            Some(Cut::Answers) => (fate.land_ms, None),
+            Some(Cut::Requests | Cut::Both) => (None, None),
+        };
+        let gives_up_at = node.clock.real_at(node.clock.at(self.now) + CALL_TIMEOUT);
+        if node.alive {
+            node.call = Some(InFlight { call, request });
+            self.schedule(gives_up_at, Due::GiveUp { node: i, call });
+        }
+        if let Some(land) = land_ms {
+            let at = self.now + Duration::from_millis(u64::from(land));
+            self.schedule(
+                at,
+                Due::Land {
+                    node: i,
+                    call,
+                    script,
+                    argv,
+                    answer_ms,
+                },
+            );
+        }
+    }
+
+    pub(super) fn schedule(&mut self, at: Duration, due: Due) {
+        self.calls += 1;
+        self.due.insert((at, self.calls), due);
+    }
+
+    /// Real time passes by `by`; what falls due on the way happens in time order, each step
+    /// checked.
+    pub(super) fn wait(&mut self, by: Duration) -> Result<(), Violation> {
+        let until = self.now + by;
+        while let Some(entry) = self.due.first_entry() {
+            if entry.key().0 > until {
+                break;
+            }
+            let ((at, _), due) = entry.remove_entry();
+            self.now = self.now.max(at);
+            self.happen(due);
+            self.check()?;
+        }
+        self.redis.advance_server_clock(
+            i64::try_from(until.saturating_sub(self.now).as_millis()).unwrap_or(0),
+        );
+        self.now = until;
+        self.check()
+    }
+
+    pub(super) fn happen(&mut self, due: Due) {
+        match due {
+            Due::Land {
+                node,
+                call,
+                script,
+                argv,
+                answer_ms,
+            } => {
+                let source = match script {
+                    Script::Renew => &self.sources.0,
+                    Script::Release => &self.sources.1,
+                };
+                self.script_calls += 1;
+                let fields = self.redis.eval(source, &[KEY], &argv);
+                self.note(|| format!("{script:?} of n{node} lands: {argv:?} -> {fields:?}"));
+                let replicated = self.replica_linked;
+                if replicated {
+                    self.replica = self.redis.dump(KEY);
+                }
+                if let Some(back) = answer_ms {
+                    let at = self.now + Duration::from_millis(u64::from(back));
+                    self.schedule(
+                        at,
+                        Due::Answer {
+                            node,
+                            call,
+                            fields,
+                            replicated,
+                        },
+                    );
+                }
+            }
+            Due::Answer {
+                node,
+                call,
+                fields,
+                replicated,
+            } => self.answer(node, call, fields, replicated),
+            Due::GiveUp { node, call } => {
+                let now = self.now;
+                let n = &mut self.nodes[node];
+                if n.alive && n.call.as_ref().is_some_and(|c| c.call == call) {
+                    n.call = None;
+                    let local = n.clock.at(now);
+                    let _ = n.fleet.call_failed(local, ErrorKind::Timeout, 0.5);
+                }
+            }
+        }
+    }
+
+    /// An answer reaches its node, if the node still waits for that call.
+    pub(super) fn answer(
+        &mut self,
+        i: usize,
+        call: u64,
+        fields: Result<Vec<String>, String>,
+        replicated: bool,
+    ) {
+        let now = self.now;
+        let node = &mut self.nodes[i];
+        if !node.alive {
+            return;
+        }
+        let Some(flight) = node.call.take_if(|c| c.call == call) else {
+            return;
+        };
+        let local = node.clock.at(now);
+        let fields = fields.unwrap_or_else(|error| panic!("script error: {error}"));
+        if !node.reached_redis {
+            node.spent_unreached = node.state.exposure_units().min(node.shape.floor_units());
+        }
+        node.reached_redis = true;
+        node.answered_at = Some(local);
+        node.answered_before_loss = false;
+        match flight.request {
+            Some((request, jitter)) => {
+                let (reply, grant) = FleetReply::parse_renewal(&fields).expect("a renewal answer");
+                let applied = node
+                    .fleet
+                    .apply_renewal(&request, &reply, &grant, local, jitter);
+                if applied.lease_ended {
+                    node.state.cover_ended_lease();
+                }
+                node.state.set_fleet_floor(applied.floor_units);
+                if let Some(lease) = applied.lease {
+                    node.state.set_lease(Some(lease));
+                }
+                let budget = node.state.node_budget_units(local);
+                self.note(|| format!("n{i} answered: node budget {budget:.3}"));
+                let node = &mut self.nodes[i];
+                if let Some(confirm) = applied.confirm {
+                    // WAIT: the replica acknowledged iff it received this write.
+                    let acknowledged = if replicated { confirm.replicas } else { 0 };
+                    if let Some(grown) = node.fleet.confirmed(&confirm, acknowledged) {
+                        node.state.set_lease(Some(grown));
+                    }
+                }
+            }
+            None => {
+                let reply = FleetReply::parse(&fields).expect("a release answer");
+                let _ = node.fleet.apply_release(&reply, local);
+            }
+        }
+    }
+}
