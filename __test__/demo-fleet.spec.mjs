@@ -25,7 +25,7 @@ const B = 300;
 const POOL = 225; // b × (1 − reserve)
 const FLOOR = 12.5; // b × reserve / maxNodes
 const PHASES = ['hold', 'scale-up', 'cut', 'kill', 'evicted', 'redis-paused', 'redis-back', 'restore', 'end'];
-// Generous: the fast story takes ~34.5 s, with 5 node processes on a small machine.
+// Generous: the fast story takes ~35.5 s, with 5 node processes on a small machine.
 const RUN_TIMEOUT_MS = 120_000;
 
 const PHASE = /^== (\d+\.\d+)s {2}([a-z-]+)/;
@@ -180,7 +180,7 @@ test('the SVG is well-formed, with one grant line per node, the fleet units, b a
   assert.match(xml, /time \(s\)/);
 });
 
-test('--fleet --plan: about 48 s, --fast about 34.5 s, phases in story order', async () => {
+test('--fleet --plan: about 48 s, --fast about 35.5 s, phases in story order', async () => {
   const plan = async (args) => {
     const { code, stdout } = await runNode([join(root, 'examples/demo.mjs'), '--fleet', '--plan', ...args]);
     assert.equal(code, 0);
@@ -192,5 +192,5 @@ test('--fleet --plan: about 48 s, --fast about 34.5 s, phases in story order', a
   assert.ok(normal.total >= 40 && normal.total <= 60, `default story ${normal.total} s`);
   assert.deepEqual(normal.names, PHASES.slice(0, -1));
   const fast = await plan(['--fast']);
-  assert.ok(fast.total >= 20 && fast.total <= 35, `fast story ${fast.total} s`);
+  assert.ok(fast.total >= 20 && fast.total <= 36, `fast story ${fast.total} s`);
 });

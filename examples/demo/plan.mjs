@@ -83,7 +83,7 @@ const FLEET_PHASES = {
 
 const FLEET_LENGTHS = {
   default: { hold: 12, 'scale-up': 9, cut: 2, kill: 3, evicted: 3, 'redis-paused': 5, 'redis-back': 4, restore: 10 }, // 48 s
-  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, evicted: 2, 'redis-paused': 5, 'redis-back': 1.5, restore: 7 }, // 34.5 s (restore: the hold's end, then two lease renewals to the fair split, with slack for a loaded machine)
+  fast: { hold: 10, 'scale-up': 6, cut: 1.5, kill: 1.5, evicted: 3, 'redis-paused': 5, 'redis-back': 1.5, restore: 7 }, // 35.5 s (evicted: the eviction itself, then a whole renewal period, ≤ 1.83 s, for every node to see it; restore: the hold's end, then two lease renewals to the fair split, with slack for a loaded machine)
 };
 
 /** The fleet story: `[{ name, start, end, authority, note }]`, times in seconds. */
