@@ -7,17 +7,17 @@ use crate::rules::budget::lease::lease_deadline;
 use crate::rules::readiness::Status;
 
 impl World {
-    /// A static floor Redis stopped counting: while more nodes are alive than the fleet's
-    /// `maxNodes`, node `n`'s floor when it is cut off past its lease deadline or Redis lost the
-    /// state since its last answer (Redis may have given that floor to another node).
-    pub(super) fn floor_no_longer_counted(&self, n: &Node, alive: u64) -> f64 {
+    /// A static floor Redis stopped counting: while more nodes are alive than `max_nodes`, node
+    /// `n`'s floor when it is cut off past its lease deadline or Redis lost the state since its
+    /// last answer (Redis may have given that floor to another node).
+    pub(super) fn floor_no_longer_counted(&self, n: &Node, alive: u64, max_nodes: u64) -> f64 {
         let local = n.clock.at(self.now);
         let Some(answered_at) = n.answered_at else {
             return 0.0;
         };
         let settings = n.fleet.status(local, None).settings;
         let cut_off = local >= lease_deadline(answered_at, settings.lease);
-        if (cut_off || n.answered_before_loss) && alive > settings.max_nodes {
+        if (cut_off || n.answered_before_loss) && alive > max_nodes {
             n.fleet.floor_units()
         } else {
             0.0
@@ -28,8 +28,21 @@ impl World {
     pub(super) fn check(&mut self) -> Result<(), Violation> {
         let now = self.now;
         let alive = self.nodes.iter().filter(|n| n.alive).count() as u64;
+        // The fewest floors any live node's settings allow: after a loss, a node with its own
+        // settings may create the state anew (a rollout that lowers maxNodes below the nodes
+        // alive is more nodes than maxNodes).
+        let max_nodes = self
+            .nodes
+            .iter()
+            .filter(|n| n.alive)
+            .map(|n| {
+                let status = n.fleet.status(n.clock.at(now), None);
+                status.settings.max_nodes.min(status.configured.max_nodes)
+            })
+            .min()
+            .unwrap_or(u64::MAX);
         for i in 0..self.nodes.len() {
-            let floor = self.floor_no_longer_counted(&self.nodes[i], alive);
+            let floor = self.floor_no_longer_counted(&self.nodes[i], alive, max_nodes);
             let node = &mut self.nodes[i];
             node.uncounted = node.uncounted.max(floor);
         }
