@@ -40,15 +40,7 @@ use rand::{Rng, SeedableRng};
 use store::Server;
 pub(crate) use store::{Reply, Snapshot};
 
-/// The renewal as Redis runs it: the shared functions, a newline, the body (as `scripts.rs`).
-pub(crate) const RENEW_SCRIPT: &str =
-    concat!(include_str!("common.lua"), "\n", include_str!("renew.lua"));
-/// The release as Redis runs it.
-pub(crate) const RELEASE_SCRIPT: &str = concat!(
-    include_str!("common.lua"),
-    "\n",
-    include_str!("release.lua")
-);
+pub(crate) use super::scripts::{RELEASE_SCRIPT, RENEW_SCRIPT};
 
 /// Run once per Lua state, before the globals are locked. `run` (Rust) executes one command and
 /// answers `ok, reply`; an error reply is a table `{err = "ERR ..."}`, which `redis.call` raises

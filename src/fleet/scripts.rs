@@ -9,38 +9,28 @@ use crate::numbers::millis_u64;
 use crate::rules::budget::lease::FleetShape;
 use crate::rules::fleet::{ReleaseRequest, RenewRequest, Seen};
 
-const RENEW: &str = include_str!("renew.lua");
-const RELEASE: &str = include_str!("release.lua");
+/// The renewal as Redis runs it: the shared functions, a newline, its own body.
+pub(crate) const RENEW_SCRIPT: &str =
+    concat!(include_str!("common.lua"), "\n", include_str!("renew.lua"));
+/// The release as Redis runs it.
+pub(crate) const RELEASE_SCRIPT: &str = concat!(
+    include_str!("common.lua"),
+    "\n",
+    include_str!("release.lua")
+);
 
-/// A script as Redis runs it: the shared functions, then its own body.
-fn source(body: &str) -> String {
-    format!("{}\n{}", include_str!("common.lua"), body)
-}
-
-fn script(cell: &'static OnceLock<Script>, body: &str) -> &'static Script {
-    cell.get_or_init(|| Script::new(&source(body)))
+fn script(cell: &'static OnceLock<Script>, source: &str) -> &'static Script {
+    cell.get_or_init(|| Script::new(source))
 }
 
 fn renew_script() -> &'static Script {
     static CELL: OnceLock<Script> = OnceLock::new();
-    script(&CELL, RENEW)
+    script(&CELL, RENEW_SCRIPT)
 }
 
 fn release_script() -> &'static Script {
     static CELL: OnceLock<Script> = OnceLock::new();
-    script(&CELL, RELEASE)
-}
-
-/// The renew script's text, for the embedded Lua of the tests.
-#[cfg(test)]
-pub(crate) fn renew_source() -> String {
-    source(RENEW)
-}
-
-/// The release script's text, for the embedded Lua of the tests.
-#[cfg(test)]
-pub(crate) fn release_source() -> String {
-    source(RELEASE)
+    script(&CELL, RELEASE_SCRIPT)
 }
 
 fn invocation<'a>(script: &'a Script, key: &str, argv: Vec<String>) -> ScriptInvocation<'a> {

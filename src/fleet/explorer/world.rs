@@ -117,8 +117,6 @@ pub(super) struct World {
     pub(super) script_calls: u64,
     /// What happened beyond the actions (calls landing, answers), for a narrated trace.
     pub(super) log: Option<Vec<String>>,
-    /// The renew and release scripts as Redis runs them.
-    sources: (String, String),
 }
 
 impl World {
@@ -137,7 +135,6 @@ impl World {
             checker: Checker::default(),
             script_calls: 0,
             log: None,
-            sources: (scripts::renew_source(), scripts::release_source()),
         }
     }
 

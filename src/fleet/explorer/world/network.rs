@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{Due, InFlight, Script, World, CALL_TIMEOUT, KEY};
 use crate::fleet::explorer::action::{Cut, Fate};
 use crate::fleet::explorer::checker::Violation;
+use crate::fleet::scripts;
 use crate::rules::fleet::{ErrorKind, FleetReply, RenewRequest};
 
 impl World {
@@ -83,8 +84,8 @@ impl World {
                 answer_ms,
             } => {
                 let source = match script {
-                    Script::Renew => &self.sources.0,
-                    Script::Release => &self.sources.1,
+                    Script::Renew => scripts::RENEW_SCRIPT,
+                    Script::Release => scripts::RELEASE_SCRIPT,
                 };
                 self.script_calls += 1;
                 let fields = self.redis.eval(source, &[KEY], &argv);
