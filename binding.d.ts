@@ -75,6 +75,14 @@ export declare class Sentinel {
    */
   admit(units?: number): boolean
   /**
+   * Records `units` of usage already spent without an admission (a batch that ran), at once
+   * and unconditionally: it never refuses, counts as overage (may take the exposure past the
+   * node budget, which then refuses with `budget_exhausted` until evidence clears it), and
+   * records after `close()` too. Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless
+   * `units` is a finite number ≥ 0 (required). (Each instance carries a faster own copy.)
+   */
+  charge(units: number): void
+  /**
    * Why `admit(units)` would refuse now, or `null` when it would admit; for the body of a
    * refusal. Unlike `readiness().reason` it looks through draining, as admission does, and
    * says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
@@ -95,6 +103,11 @@ export declare class Sentinel {
    * Not b, the fleet-wide ceiling that the `budget.unverifiedUnits` option sets.
    */
   get exposureUnits(): number
+  /**
+   * The part of `exposureUnits` that open reservations hold (`reserve`, `extend`): it leaves
+   * only when they settle. One that grows and never falls is a reservation never settled.
+   */
+  get reservedUnits(): number
   /**
    * The same read-out as `exposureUnits`, under the name the package's contract gives it:
    * the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
@@ -316,6 +329,12 @@ export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready'
 
 /** What one refresh can conclude; what an `inspect()` function must resolve to. */
 export type RefreshOutcome = 'valid' | 'invalid_credential' | 'capability_missing' | 'indeterminate'
+
+/**
+ * `{ hold, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
+ * made once per sentinel. Internal, like `admissionCodeFunction`.
+ */
+export declare function reservationFunctions(sentinel: Sentinel): { hold(units?: number): number; settle(heldUnits: number, actualUnits: number): void }
 
 /** Passed to `onTransition` listeners whenever the status changes. */
 export interface TransitionEvent {

@@ -847,3 +847,4 @@ module.exports.nativeNoop = nativeBinding.nativeNoop
 module.exports.ReadinessReason = nativeBinding.ReadinessReason
 module.exports.ReadinessStatus = nativeBinding.ReadinessStatus
 module.exports.RefreshOutcome = nativeBinding.RefreshOutcome
+module.exports.reservationFunctions = nativeBinding.reservationFunctions

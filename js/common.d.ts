@@ -1,5 +1,6 @@
 // Types shared by spend-sentinel/express and spend-sentinel/fastify.
 import type { Sentinel, ReadinessReason } from '../binding';
+import type { Reservation } from './reservation';
 
 /** Options of the three probe routes (`probes()` for Express, the Fastify plugin). */
 export interface ProbeOptions {
@@ -25,9 +26,22 @@ export interface ProbeOptions {
 }
 
 /** Options of the admission guard. */
-export interface AdmissionOptions<Req> {
-  /** Units this request records (default 1): a function of the request, or a fixed number. */
+export interface AdmissionOptions<Req, Res = unknown> {
+  /**
+   * Units this request records (default 1): a function of the request, or a fixed number. With
+   * `settle`, the units reserved before the route runs (an upper bound, or a first chunk the
+   * route extends).
+   */
   units?: ((req: Req) => number) | number;
+  /**
+   * Usage known only after the work: the guard reserves `units` before the route and, once the
+   * response has finished or the connection closed, settles the reservation at what this returns
+   * (the units actually used). The route reaches the reservation to `extend` it (Express:
+   * `res.locals.spendReservation`; Fastify: `request.spendReservation`) or to settle it itself
+   * (then it is not settled twice). A `settle` that throws or returns anything but a finite
+   * number ≥ 0 settles at the held units and is logged as an error.
+   */
+  settle?: (req: Req, res: Res) => number;
   /** `Retry-After` of a refusal, seconds. Default: half the stale window, at least 1. */
   retryAfterSeconds?: number;
 }
@@ -66,4 +80,4 @@ export interface ShutdownHandle {
   dispose(): void;
 }
 
-export type { Sentinel };
+export type { Sentinel, Reservation };

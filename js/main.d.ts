@@ -4,6 +4,7 @@
 // per request; `nativeNoop`, the
 // benchmarks' baseline; `__napiBindingTarget`), which are not part of it.
 export { Sentinel, computeBudget } from '../binding';
+export { Reservation } from './reservation';
 export type {
   BudgetAnswer,
   FleetMode,

@@ -7,9 +7,10 @@ const native = require('./native');
 const { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } = require('./breaker');
 
 // The public names only: binding.js also exports internals (BreakerCore; admissionCodeFunction and
-// admissionRefusalReasons for js/admission.js; nativeNoop for bench/).
+// admissionRefusalReasons for js/admission.js; reservationFunctions for js/reservation.js; nativeNoop for bench/).
 module.exports.Sentinel = native.Sentinel;
 module.exports.computeBudget = native.computeBudget;
+module.exports.Reservation = require('./reservation').Reservation;
 module.exports.CircuitBreaker = CircuitBreaker;
 module.exports.CircuitOpenError = CircuitOpenError;
 module.exports.CircuitTimeoutError = CircuitTimeoutError;

@@ -35,5 +35,5 @@ mod module_graph_tests;
 // napi-rs registers nothing).
 pub use bindings::{
     admission_code_function, admission_refusal_reasons, breaker_protocol, compute_budget,
-    native_noop, BreakerCore, BreakerProtocol, BudgetAnswer, Sentinel,
+    native_noop, reservation_functions, BreakerCore, BreakerProtocol, BudgetAnswer, Sentinel,
 };

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::numbers::u64_as_f64;
 use crate::rules::breaker::{BreakerState, BreakerStats};
+use crate::rules::ledger::Settlement;
 use crate::rules::{Outcome, Readiness, Reason, Status};
 
 /// Upper bounds of the refresh duration histogram, seconds.
@@ -91,6 +92,10 @@ pub struct Metrics {
     /// Indexed like `Reason::ALL`; only the refusal reasons' entries ever move or are shown.
     refused: [AtomicU64; Reason::ALL.len()],
     refused_units: [AtomicF64; Reason::ALL.len()],
+    /// Held units that settled reservations gave back.
+    refunded_units: AtomicF64,
+    /// Units recorded beyond what was held: settles above their reservation, and charges.
+    overage_units: AtomicF64,
 }
 
 /// What the gauges show, read from the sentinel state at scrape time.
@@ -99,6 +104,8 @@ pub struct Gauges {
     pub stale_window: Duration,
     pub node_budget_units: f64,
     pub exposure_units: f64,
+    /// The part of the exposure that open reservations hold.
+    pub reserved_units: f64,
 }
 
 /// One metric family, as the text exposition and the prom-client bridge both need it.
@@ -211,6 +218,12 @@ impl Metrics {
         self.refused_units[index].add_single_writer(units);
     }
 
+    /// A settle or a charge (JavaScript thread only, like admission).
+    pub fn settled(&self, settlement: Settlement) {
+        self.refunded_units.add_single_writer(settlement.refunded);
+        self.overage_units.add_single_writer(settlement.overage);
+    }
+
     pub fn families(&self, gauges: &Gauges) -> Vec<Family> {
         let mut families = vec![
             by_label(
@@ -293,6 +306,21 @@ impl Metrics {
             "counter",
             "reason",
             refusal_reasons().map(|(i, r)| (r.as_str(), self.refused_units[i].get())),
+        ));
+        families.push(single(
+            "spend_sentinel_reserved_units",
+            "Units held by open reservations (part of the exposure); one that grows and never falls is a reservation never settled.",
+            gauges.reserved_units,
+        ));
+        families.push(counter(
+            "spend_sentinel_refunded_units_total",
+            "Held units that settled reservations gave back unused.",
+            self.refunded_units.get(),
+        ));
+        families.push(counter(
+            "spend_sentinel_overage_units_total",
+            "Units recorded beyond what was admitted: settles above their reservation, and charges.",
+            self.overage_units.get(),
         ));
         families.push(Family {
             name: "spend_sentinel_build_info",
@@ -449,10 +477,19 @@ pub(crate) fn by_label(
 }
 
 pub(crate) fn single(name: &'static str, help: &'static str, value: f64) -> Family {
+    unlabelled(name, help, "gauge", value)
+}
+
+/// A counter with no labels.
+pub(crate) fn counter(name: &'static str, help: &'static str, value: f64) -> Family {
+    unlabelled(name, help, "counter", value)
+}
+
+fn unlabelled(name: &'static str, help: &'static str, kind: &'static str, value: f64) -> Family {
     Family {
         name,
         help,
-        kind: "gauge",
+        kind,
         samples: vec![sample(name, vec![], value)],
     }
 }
@@ -542,6 +579,7 @@ mod tests {
             stale_window: Duration::from_secs(5),
             node_budget_units: 100.0,
             exposure_units: 12.5,
+            reserved_units: 7.5,
         }
     }
 
@@ -552,6 +590,8 @@ mod tests {
         m.refreshed(Outcome::Indeterminate, None);
         m.admitted(2.5, Status::Degraded);
         m.refused(Reason::EvidenceTooOld, 4.0);
+        m.settled(crate::rules::ledger::settlement(10.0, 4.0));
+        m.settled(crate::rules::ledger::settlement(1.0, 3.5));
         let text = render(&m.families(&gauges(
             Status::Degraded,
             Reason::RefreshIndeterminate,
@@ -573,6 +613,10 @@ mod tests {
             "spend_sentinel_refused_total{reason=\"evidence_too_old\"} 1",
             "spend_sentinel_refused_units_total{reason=\"evidence_too_old\"} 4",
             "spend_sentinel_refused_units_total{reason=\"no_evidence\"} 0",
+            "spend_sentinel_reserved_units 7.5",
+            "# TYPE spend_sentinel_refunded_units_total counter",
+            "spend_sentinel_refunded_units_total 6",
+            "spend_sentinel_overage_units_total 2.5",
             "# TYPE spend_sentinel_build_info gauge",
             concat!(
                 "spend_sentinel_build_info{version=\"",

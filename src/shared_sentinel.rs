@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::{watch, Notify};
@@ -11,6 +12,7 @@ use tokio::sync::{watch, Notify};
 use crate::clock::{Clock, SystemClock};
 use crate::metrics::{Gauges, Metrics};
 use crate::rules::budget::lease::Lease;
+use crate::rules::sentinel_state::{Admitted, Recorded};
 use crate::rules::{Cadence, CadencePlan, Readiness, Reason, Refusal, SentinelState, Status};
 
 pub struct SharedSentinel {
@@ -67,7 +69,7 @@ impl SharedSentinel {
     }
 
     /// This sentinel's clock, read now.
-    pub fn now(&self) -> std::time::Duration {
+    pub fn now(&self) -> Duration {
         self.clock.now()
     }
 
@@ -78,7 +80,7 @@ impl SharedSentinel {
     }
 
     /// The next moment the budget changes by time alone (a lease deadline), if any.
-    pub fn next_budget_change(&self) -> Option<std::time::Duration> {
+    pub fn next_budget_change(&self) -> Option<Duration> {
         self.with_state(|state| state.budget().next_change_after(self.now()))
     }
 
@@ -86,10 +88,7 @@ impl SharedSentinel {
     /// the lease deadline shrinks the window (see `FleetBudget::refresh_before_lapse`); never
     /// sooner than the floor's own cadence allows, so an authority that keeps failing is not
     /// called in a loop.
-    pub fn refresh_before_lapse(
-        &self,
-        started: std::time::Duration,
-    ) -> Option<std::time::Duration> {
+    pub fn refresh_before_lapse(&self, started: Duration) -> Option<Duration> {
         let now = self.now();
         let (due, floor_window) = self.with_state(|state| {
             let fleet = state.budget().fleet()?;
@@ -167,7 +166,39 @@ impl SharedSentinel {
     /// refusal with its reason, decided under one lock. Counts the units (or the refusal) for the
     /// metrics, and wakes the watcher when this admission spent the budget (a status change).
     pub fn try_admit(&self, units: f64) -> Result<(), Refusal> {
-        let admission = self.with_state(|state| state.try_admit(units, self.now()));
+        self.admit_with(units, SentinelState::try_admit)
+    }
+
+    /// A reservation's admission (`reserve`, `extend`): as [`SharedSentinel::try_admit`], but
+    /// the units are held until the reservation settles.
+    pub fn try_hold(&self, units: f64) -> Result<(), Refusal> {
+        self.admit_with(units, SentinelState::try_hold)
+    }
+
+    /// A reservation holding `held` units settled at `actual` (see `SentinelState::settle`).
+    pub fn settle(&self, held: f64, actual: f64) {
+        self.record_with(|state, now| state.settle(held, actual, now));
+    }
+
+    /// `charge(units)`: usage spent without an admission (see `SentinelState::charge`).
+    pub fn charge(&self, units: f64) {
+        self.record_with(|state, now| state.charge(units, now));
+    }
+
+    fn record_with(&self, record: impl FnOnce(&mut SentinelState, Duration) -> Recorded) {
+        let recorded = self.with_state(|state| record(state, self.now()));
+        self.metrics.settled(recorded.settlement);
+        if recorded.spent_changed {
+            self.changed.notify_one();
+        }
+    }
+
+    fn admit_with(
+        &self,
+        units: f64,
+        rule: fn(&mut SentinelState, f64, Duration) -> Result<Admitted, Refusal>,
+    ) -> Result<(), Refusal> {
+        let admission = self.with_state(|state| rule(state, units, self.now()));
         match admission {
             Ok(admitted) => {
                 if admitted.spent_budget {
@@ -192,6 +223,7 @@ impl SharedSentinel {
                 stale_window: state.stale_window(now),
                 node_budget_units: state.node_budget_units(now),
                 exposure_units: state.exposure_units(),
+                reserved_units: state.reserved_units(),
             }
         })
     }

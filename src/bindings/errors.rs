@@ -16,7 +16,7 @@ use napi::sys;
 pub const CONFIG: &str = "ERR_SPEND_SENTINEL_CONFIG";
 /// `Sentinel` called without `new` (or with a `new.target` outside its class): a `TypeError`.
 pub const CONSTRUCT: &str = "ERR_SPEND_SENTINEL_CONSTRUCT";
-/// A bad `admit(units)` argument: a `TypeError`.
+/// A bad units argument (`admit`, `reserve`, `extend`, `settle`, `charge`): a `TypeError`.
 pub const UNITS: &str = "ERR_SPEND_SENTINEL_UNITS";
 /// `whenReady` gave up.
 pub const TIMEOUT: &str = "ERR_SPEND_SENTINEL_TIMEOUT";

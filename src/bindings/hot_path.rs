@@ -35,11 +35,26 @@ use crate::shared_sentinel::SharedSentinel;
 /// `env` is the env of a call in progress on this thread and `units` a value of that call.
 pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>) -> Result<f64> {
     // SAFETY: the caller's contract, passed on.
-    let given = units.map_or(UnitsArgument::Absent, |value| unsafe {
+    unsafe { ruled_argument(env, units, ledger::units) }
+}
+
+/// A units argument judged by `rule` (the admitting calls' [`ledger::units`], or a recording
+/// call's [`ledger::measured_units`]); refused, it throws the rule's message as a `TypeError`
+/// with `ERR_SPEND_SENTINEL_UNITS`.
+///
+/// # Safety
+///
+/// As [`units_argument`].
+pub(super) unsafe fn ruled_argument(
+    env: sys::napi_env,
+    value: Option<sys::napi_value>,
+    rule: impl FnOnce(UnitsArgument) -> std::result::Result<f64, ledger::UnitsError>,
+) -> Result<f64> {
+    // SAFETY: the caller's contract, passed on.
+    let given = value.map_or(UnitsArgument::Absent, |value| unsafe {
         read_units(env, value)
     });
-    ledger::units(given)
-        .map_err(|e| errors::throw(env, Kind::TypeError, errors::UNITS, &e.to_string()))
+    rule(given).map_err(|e| errors::throw(env, Kind::TypeError, errors::UNITS, &e.to_string()))
 }
 
 /// What JavaScript passed, for the rule to judge.
@@ -80,7 +95,10 @@ impl Method for Admit {
 
 /// `answer(units)` for the call's `units` argument read by [`units_argument`]; when the rule
 /// refuses it, `undefined` with its `TypeError` pending (nothing admitted).
-fn with_units(call: &Call, answer: impl FnOnce(f64) -> sys::napi_value) -> sys::napi_value {
+pub(super) fn with_units(
+    call: &Call,
+    answer: impl FnOnce(f64) -> sys::napi_value,
+) -> sys::napi_value {
     // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
     match unsafe { units_argument(call.env(), call.argument(0)) } {
         Ok(units) => answer(units),
@@ -174,7 +192,7 @@ impl Method for IsServing {
     }
 }
 
-/// Defines `admit`, `status` and `isServing` on `this`.
+/// Defines `admit`, `status`, `isServing` and `charge` on `this`.
 pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Result<()> {
     install_functions(
         env,
@@ -184,6 +202,7 @@ pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Re
             NativeFunction::new::<Admit>(c"admit"),
             NativeFunction::new::<StatusOf>(c"status"),
             NativeFunction::new::<IsServing>(c"isServing"),
+            NativeFunction::new::<super::reservation::Charge>(c"charge"),
         ],
     )
 }

@@ -8,6 +8,7 @@ mod hot_path;
 mod logger;
 mod native_function;
 mod options;
+mod reservation;
 mod sentinel;
 mod teardown;
 mod types;
@@ -15,6 +16,7 @@ mod types;
 pub use breaker::{breaker_protocol, BreakerCore, BreakerProtocol};
 pub use compute_budget::{compute_budget, BudgetAnswer};
 pub use hot_path::{admission_code_function, admission_refusal_reasons};
+pub use reservation::reservation_functions;
 pub use sentinel::Sentinel;
 
 use napi_derive::napi;

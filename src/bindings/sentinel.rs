@@ -151,6 +151,23 @@ impl Sentinel {
         Ok(self.shared.admit(units))
     }
 
+    /// Records `units` of usage already spent without an admission (a batch that ran), at once
+    /// and unconditionally: it never refuses, counts as overage (may take the exposure past the
+    /// node budget, which then refuses with `budget_exhausted` until evidence clears it), and
+    /// records after `close()` too. Throws a `TypeError` (`ERR_SPEND_SENTINEL_UNITS`) unless
+    /// `units` is a finite number ≥ 0 (required). (Each instance carries a faster own copy.)
+    #[napi(ts_args_type = "units: number")]
+    pub fn charge(&self, env: Env, units: Unknown) -> Result<()> {
+        // SAFETY: as in `admit`.
+        let units = unsafe {
+            hot_path::ruled_argument(env.raw(), Some(units.raw()), |given| {
+                crate::rules::ledger::measured_units("units", given)
+            })
+        }?;
+        self.shared.charge(units);
+        Ok(())
+    }
+
     /// Why `admit(units)` would refuse now, or `null` when it would admit; for the body of a
     /// refusal. Unlike `readiness().reason` it looks through draining, as admission does, and
     /// says `budget_exhausted` when only these units would not fit. Reads, changes nothing.
@@ -192,6 +209,13 @@ impl Sentinel {
     #[napi(getter)]
     pub fn exposure_units(&self) -> f64 {
         self.shared.with_state(|state| state.exposure_units())
+    }
+
+    /// The part of `exposureUnits` that open reservations hold (`reserve`, `extend`): it leaves
+    /// only when they settle. One that grows and never falls is a reservation never settled.
+    #[napi(getter)]
+    pub fn reserved_units(&self) -> f64 {
+        self.shared.with_state(|state| state.reserved_units())
     }
 
     /// The same read-out as `exposureUnits`, under the name the package's contract gives it:

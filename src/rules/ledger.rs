@@ -1,22 +1,46 @@
-//! The admission rules (README): the units this node admitted after its evidence time (its unverified exposure).
+//! The admission rules (README): the units this node admitted after its evidence time (its
+//! unverified exposure), and the units its open reservations hold.
 
 use std::fmt;
 
-/// Units admitted on evidence nobody has verified since.
+/// Units admitted on evidence nobody has verified since, in two parts that leave differently.
 ///
-/// A successful refresh clears only the units admitted *before its request was sent*: those
-/// admitted while it was in flight are not covered by its answer and stay.
+/// - **Recorded** units (plain admissions, settled usage, charges): a `valid` answer clears
+///   only those recorded *before its request was sent*; those recorded while it was in flight
+///   are not covered by its answer and stay.
+/// - **Held** units (open reservations): the work they pay for is still running, so no answer
+///   clears them; they leave only when their reservation settles, which refunds the unused part
+///   at once and records the used part at that moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
-    exposure: f64,
+    recorded: f64,
+    held: f64,
     /// Of the oldest units, how many a fleet charge already covers (a lease that ended in Redis
     /// was charged whole): they need no reservation. A valid answer takes the oldest units
     /// first, so it is taken as taking these first (the reservation errs on the large side).
     covered: f64,
 }
 
-/// What JavaScript passed as `units` (to `admit`, `refusalReason`, or as the admission guard's
-/// fixed `units`), as far as the rule needs to see it.
+/// What settling a reservation did: the part of its held units given back, and the part of the
+/// actual units beyond what it held. At most one of the two is above zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Settlement {
+    pub refunded: f64,
+    pub overage: f64,
+}
+
+/// The settling rule: a reservation that held `held` units and used `actual` refunds
+/// `held − actual` when it used less, and records `actual − held` as overage when it used more.
+pub fn settlement(held: f64, actual: f64) -> Settlement {
+    Settlement {
+        refunded: (held - actual).max(0.0),
+        overage: (actual - held).max(0.0),
+    }
+}
+
+/// What JavaScript passed as `units` (to `admit`, `refusalReason`, `reserve`, `extend`,
+/// `settle`, `charge`, or as the admission guard's fixed `units`), as far as the rule needs to
+/// see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum UnitsArgument {
     /// Not passed, or `undefined`.
@@ -26,15 +50,17 @@ pub enum UnitsArgument {
     Other(&'static str),
 }
 
-/// Why a `units` argument is refused before any state is looked at.
+/// Why a units argument is refused before any state is looked at.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UnitsError {
+    /// The argument's name in the message: `units`, or `actualUnits` for `settle`.
+    pub argument: &'static str,
     pub given: UnitsArgument,
 }
 
 impl fmt::Display for UnitsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("units: must be a finite number ≥ 0 (got ")?;
+        write!(f, "{}: must be a finite number ≥ 0 (got ", self.argument)?;
         match self.given {
             UnitsArgument::Number(value) => write!(f, "{}", super::JsNumber(value))?,
             UnitsArgument::Other(type_name) => f.write_str(type_name)?,
@@ -46,57 +72,89 @@ impl fmt::Display for UnitsError {
 
 impl std::error::Error for UnitsError {}
 
-/// The units rule (docs/api.md: `admit(units = 1)`): absent means 1; otherwise a finite
-/// number ≥ 0.
+/// The units rule of the admitting calls (docs/api.md: `admit(units = 1)`, `reserve`,
+/// `extend`): absent means 1; otherwise a finite number ≥ 0.
 pub fn units(given: UnitsArgument) -> Result<f64, UnitsError> {
     match given {
         UnitsArgument::Absent => Ok(1.0),
+        other => measured_units("units", other),
+    }
+}
+
+/// The units rule of the recording calls (`settle(actualUnits)`, `charge(units)`): they record
+/// work already done, so there is no default to guess; a finite number ≥ 0 is required.
+pub fn measured_units(argument: &'static str, given: UnitsArgument) -> Result<f64, UnitsError> {
+    match given {
         UnitsArgument::Number(units) if units.is_finite() && units >= 0.0 => Ok(units),
-        _ => Err(UnitsError { given }),
+        _ => Err(UnitsError { argument, given }),
     }
 }
 
 impl Ledger {
+    /// Everything in the ledger: recorded and held.
     pub fn exposure(&self) -> f64 {
-        self.exposure
+        self.recorded + self.held
+    }
+
+    /// The units open reservations hold.
+    pub fn held(&self) -> f64 {
+        self.held
     }
 
     /// True when admitting `units` more keeps the exposure within the node budget.
     /// A request larger than the whole budget never fits.
     pub fn fits(&self, units: f64, node_budget: f64) -> bool {
-        self.exposure + units <= node_budget
+        self.exposure() + units <= node_budget
     }
 
     /// Readiness rule 6: the node budget is spent.
     pub fn is_spent(&self, node_budget: f64) -> bool {
-        self.exposure >= node_budget
+        self.exposure() >= node_budget
     }
 
+    /// A plain admission, or usage recorded without one (a charge): recorded now.
     pub fn add(&mut self, units: f64) {
-        self.exposure += units;
+        self.recorded += units;
     }
 
-    /// The exposure at the moment a refresh request is sent; hand it back to
+    /// A reservation admitted (or extended by) `units`: held until it settles.
+    pub fn hold(&mut self, units: f64) {
+        self.held += units;
+    }
+
+    /// A reservation holding `held` units settled at `actual`: they leave the held units, and
+    /// `actual` is recorded now (a refresh already in flight does not clear it).
+    pub fn settle(&mut self, held: f64, actual: f64) -> Settlement {
+        // max(0): float rounding must never turn held units into credit.
+        self.held = (self.held - held).max(0.0);
+        self.recorded += actual;
+        // A refund can take the ledger below what a charge covered; covering less errs safe.
+        self.covered = self.covered.min(self.exposure());
+        settlement(held, actual)
+    }
+
+    /// The recorded units at the moment a refresh request is sent; hand it back to
     /// [`Ledger::verified_up_to`] if that refresh answers `valid`.
     pub fn mark(&self) -> f64 {
-        self.exposure
+        self.recorded
     }
 
-    /// A `valid` answer covers everything admitted up to its send `mark`; later units stay.
+    /// A `valid` answer covers what was recorded up to its send `mark`; later units stay, and
+    /// held units always stay.
     pub fn verified_up_to(&mut self, mark: f64) {
         // max(0): float rounding must never turn exposure into credit.
-        self.exposure = (self.exposure - mark).max(0.0);
+        self.recorded = (self.recorded - mark).max(0.0);
         self.covered = (self.covered - mark).max(0.0);
     }
 
     /// A fleet charge covers `units` of the oldest units (at most the exposure).
     pub fn cover(&mut self, units: f64) {
-        self.covered = self.covered.max(units.min(self.exposure));
+        self.covered = self.covered.max(units.min(self.exposure()));
     }
 
     /// The exposure a fleet charge does not cover.
     pub fn uncovered(&self) -> f64 {
-        (self.exposure - self.covered).max(0.0)
+        (self.exposure() - self.covered).max(0.0)
     }
 }
 
@@ -119,6 +177,72 @@ mod tests {
             );
         }
         assert!(units(Other("string")).is_err());
+    }
+
+    #[test]
+    fn measured_units_have_no_default_and_name_their_argument() {
+        use UnitsArgument::{Absent, Number};
+        assert_eq!(measured_units("actualUnits", Number(0.0)), Ok(0.0));
+        let message = |given| {
+            measured_units("actualUnits", given)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            message(Absent),
+            "actualUnits: must be a finite number ≥ 0 (got undefined)"
+        );
+        assert_eq!(
+            message(Number(-2.0)),
+            "actualUnits: must be a finite number ≥ 0 (got -2)"
+        );
+    }
+
+    #[test]
+    fn settling_refunds_the_unused_part_or_records_the_overage() {
+        assert_eq!(
+            settlement(100.0, 40.0),
+            Settlement {
+                refunded: 60.0,
+                overage: 0.0
+            }
+        );
+        assert_eq!(
+            settlement(100.0, 150.0),
+            Settlement {
+                refunded: 0.0,
+                overage: 50.0
+            }
+        );
+        assert_eq!(settlement(5.0, 5.0), Settlement::default());
+    }
+
+    #[test]
+    fn held_units_survive_a_valid_answer_and_settled_usage_counts_from_the_settle() {
+        let mut ledger = Ledger::default();
+        ledger.hold(60.0);
+        let before_settle = ledger.mark();
+        ledger.verified_up_to(before_settle);
+        assert_eq!(ledger.exposure(), 60.0, "held units stay");
+        let in_flight = ledger.mark();
+        ledger.settle(60.0, 50.0);
+        assert_eq!((ledger.held(), ledger.exposure()), (0.0, 50.0));
+        ledger.verified_up_to(in_flight);
+        assert_eq!(ledger.exposure(), 50.0, "sent before the settle: stays");
+        let after = ledger.mark();
+        ledger.verified_up_to(after);
+        assert_eq!(ledger.exposure(), 0.0);
+    }
+
+    #[test]
+    fn a_refund_never_leaves_more_covered_than_the_ledger_holds() {
+        let mut ledger = Ledger::default();
+        ledger.hold(80.0);
+        ledger.cover(80.0);
+        ledger.settle(80.0, 10.0);
+        assert_eq!((ledger.exposure(), ledger.uncovered()), (10.0, 0.0));
+        ledger.add(5.0);
+        assert_eq!(ledger.uncovered(), 5.0);
     }
 
     #[test]

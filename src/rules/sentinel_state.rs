@@ -7,7 +7,7 @@ use super::budget::lease::{FleetBudget, Lease};
 use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
 use super::fleet::Local;
-use super::ledger::Ledger;
+use super::ledger::{settlement, Ledger, Settlement};
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,14 @@ pub enum Lifecycle {
 pub struct Admitted {
     pub status: Status,
     pub spent_budget: bool,
+}
+
+/// What a settle or a charge did, and whether it changed whether the node budget is spent (a
+/// status change the transition watcher must hear of).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recorded {
+    pub settlement: Settlement,
+    pub spent_changed: bool,
 }
 
 /// What a refused admission answers: the reason, and the stale window of that moment (read with
@@ -105,12 +113,58 @@ impl SentinelState {
     /// Admits `units` and answers the status they were admitted on (`ready` or `degraded`), or
     /// refuses with the reason (see [`SentinelState::refusal_reason`]), changing nothing.
     pub fn try_admit(&mut self, units: f64, now: Duration) -> Result<Admitted, Refusal> {
+        self.admit_into(units, now, Ledger::add)
+    }
+
+    /// A reservation's admission (`reserve(units)`, `extend(units)`): the same rule and
+    /// refusals as [`SentinelState::try_admit`], but the units are held until the reservation
+    /// settles, whatever evidence arrives meanwhile.
+    pub fn try_hold(&mut self, units: f64, now: Duration) -> Result<Admitted, Refusal> {
+        self.admit_into(units, now, Ledger::hold)
+    }
+
+    fn admit_into(
+        &mut self,
+        units: f64,
+        now: Duration,
+        record: fn(&mut Ledger, f64),
+    ) -> Result<Admitted, Refusal> {
         let (status, node_budget) = self.admission(units, now)?;
-        self.ledger.add(units);
+        record(&mut self.ledger, units);
         Ok(Admitted {
             status,
             spent_budget: self.ledger.is_spent(node_budget),
         })
+    }
+
+    /// A reservation holding `held` units ends, having used `actual`: the unused part leaves
+    /// the ledger now, the used part (overage included) is recorded now. Never refuses, closed
+    /// or not: the work is done and must be counted.
+    pub fn settle(&mut self, held: f64, actual: f64, now: Duration) -> Recorded {
+        self.record_with(now, |ledger| ledger.settle(held, actual))
+    }
+
+    /// Usage spent without an admission (`charge(units)`): recorded now, all of it overage.
+    /// Never refuses, closed or not.
+    pub fn charge(&mut self, units: f64, now: Duration) -> Recorded {
+        self.record_with(now, |ledger| {
+            ledger.add(units);
+            settlement(0.0, units)
+        })
+    }
+
+    fn record_with(
+        &mut self,
+        now: Duration,
+        record: impl FnOnce(&mut Ledger) -> Settlement,
+    ) -> Recorded {
+        let node_budget = self.budget.node_budget_at(now);
+        let was_spent = self.ledger.is_spent(node_budget);
+        let settlement = record(&mut self.ledger);
+        Recorded {
+            settlement,
+            spent_changed: was_spent != self.ledger.is_spent(node_budget),
+        }
     }
 
     /// Why `admit(units)` would refuse at `now`, or `None` when it would admit. Admission
@@ -250,6 +304,11 @@ impl SentinelState {
         self.ledger.exposure()
     }
 
+    /// The part of the exposure that open reservations hold.
+    pub fn reserved_units(&self) -> f64 {
+        self.ledger.held()
+    }
+
     /// What a fleet node decides with: its lease, the grant units its ledger used (exposure
     /// beyond the floor), and the send time of its latest valid refresh. Empty without a fleet.
     pub fn fleet_local(&self) -> Local {
@@ -287,6 +346,88 @@ mod tests {
     fn verified_at(state: &mut SentinelState, now: Duration) {
         let ticket = state.refresh_sent(now).unwrap();
         state.refresh_answered(ticket, Outcome::Valid);
+    }
+
+    /// A node budget of 200 units (b = 200 on one node, r = 20/s: a 10 s window).
+    fn budget_of_200() -> SentinelState {
+        let input = crate::rules::budget::fixed::BudgetInput {
+            nodes: Some(1.0),
+            ..crate::rules::budget::fixed::seed_input()
+        };
+        SentinelState::new(crate::rules::budget::fixed::compute_budget(&input).unwrap())
+    }
+
+    #[test]
+    fn a_valid_answer_sent_before_a_settle_keeps_the_open_reservation() {
+        let mut state = budget_of_200();
+        verified_at(&mut state, ms(0));
+        assert!(state.try_hold(100.0, ms(10)).is_ok());
+        let ticket = state.refresh_sent(ms(20)).unwrap();
+        assert!(state.try_hold(50.0, ms(30)).is_ok());
+        let recorded = state.settle(100.0, 0.0, ms(40));
+        assert_eq!(recorded.settlement.refunded, 100.0);
+        state.refresh_answered(ticket, Outcome::Valid);
+        assert_eq!(
+            (state.exposure_units(), state.reserved_units()),
+            (50.0, 50.0)
+        );
+    }
+
+    #[test]
+    fn settled_usage_leaves_only_with_a_refresh_sent_after_the_settle() {
+        let mut state = budget_of_200();
+        verified_at(&mut state, ms(0));
+        assert!(state.try_hold(60.0, ms(10)).is_ok());
+        verified_at(&mut state, ms(20));
+        assert_eq!(
+            state.exposure_units(),
+            60.0,
+            "open: a valid answer leaves it"
+        );
+        assert!(state.try_hold(40.0, ms(30)).is_ok());
+        state.settle(100.0, 50.0, ms(40));
+        assert_eq!(
+            (state.exposure_units(), state.reserved_units()),
+            (50.0, 0.0)
+        );
+        verified_at(&mut state, ms(50));
+        assert_eq!(state.exposure_units(), 0.0);
+    }
+
+    #[test]
+    fn overage_is_recorded_at_the_settle_and_may_spend_the_budget() {
+        let mut state = budget_of_200();
+        verified_at(&mut state, ms(0));
+        assert!(state.try_hold(100.0, ms(10)).is_ok());
+        let ticket = state.refresh_sent(ms(20)).unwrap();
+        let recorded = state.settle(100.0, 150.0, ms(30));
+        assert_eq!(recorded.settlement.overage, 50.0);
+        assert!(!recorded.spent_changed);
+        state.refresh_answered(ticket, Outcome::Valid);
+        assert_eq!(state.exposure_units(), 150.0, "recorded after the send");
+        let charged = state.charge(60.0, ms(40));
+        assert!(charged.spent_changed, "210 of 200: budget_exhausted");
+        assert_eq!(state.readiness(ms(40)).reason, Reason::BudgetExhausted);
+    }
+
+    #[test]
+    fn reservations_are_refused_like_admissions_and_records_never_are() {
+        let mut state = budget_of_200();
+        assert_eq!(
+            state.try_hold(1.0, ms(0)).unwrap_err().reason,
+            Reason::NoEvidence
+        );
+        verified_at(&mut state, ms(0));
+        assert!(state.try_hold(200.0, ms(1)).is_ok());
+        assert_eq!(
+            state.try_hold(0.5, ms(1)).unwrap_err().reason,
+            Reason::BudgetExhausted
+        );
+        state.close();
+        state.settle(200.0, 20.0, ms(2));
+        state.charge(5.0, ms(2));
+        assert_eq!(state.exposure_units(), 25.0, "recorded after close too");
+        assert!(state.try_hold(0.0, ms(3)).is_err());
     }
 
     #[test]

@@ -1,0 +1,102 @@
+//! The native half of reservations (docs/api.md, Reservations): `charge(units)` on each
+//! instance, and the two functions js/reservation.js calls for `reserve`, `extend` and `settle`.
+//!
+//! A reservation is a small JavaScript object (js/reservation.js) that remembers the units it
+//! holds; the ledger keeps only their sum. So there is no native handle per reservation, nothing
+//! to finalize, and `reserve` / `settle` are one native call each, carried like `admit` by
+//! functions whose data pointer is the sentinel (see `native_function`).
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+use super::hot_path::{ruled_argument, with_units};
+use super::native_function::{create_function, Call, Method, NativeFunction};
+use super::sentinel::Sentinel;
+use crate::rules::ledger;
+use crate::shared_sentinel::SharedSentinel;
+
+/// The answer of [`Hold`] when the units were refused (any units admitted answer ≥ 0).
+const REFUSED: f64 = -1.0;
+
+/// `hold(units = 1)`: admits `units` as `admit` would, held until the reservation settles;
+/// answers the units held (after the units rule), or −1 when refused.
+struct Hold;
+
+impl Method for Hold {
+    type State = SharedSentinel;
+    const ARGS: usize = 1;
+
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
+        with_units(call, |units| {
+            call.number(shared.try_hold(units).map_or(REFUSED, |()| units))
+        })
+    }
+}
+
+/// `settle(heldUnits, actualUnits)`: ends a reservation that held `heldUnits` (the count
+/// js/reservation.js keeps, never a user's value). `actualUnits` is required: a bad one throws
+/// and changes nothing.
+struct Settle;
+
+impl Method for Settle {
+    type State = SharedSentinel;
+    const ARGS: usize = 2;
+
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
+        // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
+        let actual = unsafe {
+            ruled_argument(call.env(), call.argument(1), |given| {
+                ledger::measured_units("actualUnits", given)
+            })
+        };
+        if let Ok(actual) = actual {
+            // Never absent in practice; 0 would leave the held units in the ledger (safe side).
+            let held = call.number_argument(0).unwrap_or(0.0);
+            shared.settle(held, actual);
+        }
+        std::ptr::null_mut()
+    }
+}
+
+/// `charge(units)`: records usage spent without an admission, unconditionally. `units` is
+/// required (there is no default for work already done).
+pub(super) struct Charge;
+
+impl Method for Charge {
+    type State = SharedSentinel;
+    const ARGS: usize = 1;
+
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
+        // SAFETY: as in `Settle`.
+        let units = unsafe {
+            ruled_argument(call.env(), call.argument(0), |given| {
+                ledger::measured_units("units", given)
+            })
+        };
+        if let Ok(units) = units {
+            shared.charge(units);
+        }
+        std::ptr::null_mut()
+    }
+}
+
+/// `{ hold, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
+/// made once per sentinel. Internal, like `admissionCodeFunction`.
+#[napi(
+    ts_return_type = "{ hold(units?: number): number; settle(heldUnits: number, actualUnits: number): void }"
+)]
+pub fn reservation_functions<'env>(env: &'env Env, sentinel: &Sentinel) -> Result<Object<'env>> {
+    let mut functions = Object::new(env)?;
+    for (name, function) in [
+        ("hold", NativeFunction::new::<Hold>(c"hold")),
+        ("settle", NativeFunction::new::<Settle>(c"settle")),
+    ] {
+        let value = create_function(env, sentinel.shared(), &function)?;
+        // SAFETY: `value` is a function just made on this call's env.
+        functions.set_named_property(name, unsafe {
+            Unknown::from_raw_unchecked(env.raw(), value)
+        })?;
+    }
+    Ok(functions)
+}
