@@ -125,6 +125,13 @@ impl Ledger {
     /// A reservation holding `held` units settled at `actual`: they leave the held units, and
     /// `actual` is recorded now (a refresh already in flight does not clear it).
     pub fn settle(&mut self, held: f64, actual: f64) -> Settlement {
+        // The caller settles each reservation once with what it holds (js/reservation.js keeps
+        // the count and the settled flag); more would take units other reservations hold.
+        debug_assert!(
+            held <= self.held * (1.0 + 1e-9) + 1e-9,
+            "settling {held} of {}",
+            self.held
+        );
         // max(0): float rounding must never turn held units into credit.
         self.held = (self.held - held).max(0.0);
         self.recorded += actual;
@@ -134,7 +141,9 @@ impl Ledger {
     }
 
     /// The recorded units at the moment a refresh request is sent; hand it back to
-    /// [`Ledger::verified_up_to`] if that refresh answers `valid`.
+    /// [`Ledger::verified_up_to`] if that refresh answers `valid`. Right for one refresh in
+    /// flight at a time, which is how the refresh loop runs (each refresh is sent after the
+    /// previous one answered): a mark assumes nothing was cleared between its send and answer.
     pub fn mark(&self) -> f64 {
         self.recorded
     }

@@ -11,6 +11,8 @@ pub mod evidence;
 pub mod fleet;
 pub mod ledger;
 pub mod readiness;
+#[cfg(test)]
+mod reservation_guarantee;
 pub mod rolling;
 pub mod sentinel_state;
 
