@@ -2,7 +2,7 @@
 // way docs/frameworks.md wires them. Each `// @ts-expect-error` must be an error (else TS2578 fails tsc).
 import express from 'express';
 import Fastify from 'fastify';
-import { Sentinel } from 'spend-sentinel';
+import { Sentinel, Reservation } from 'spend-sentinel';
 import { probes, admission, gracefulShutdown } from 'spend-sentinel/express';
 import spendSentinel from 'spend-sentinel/fastify';
 
@@ -81,3 +81,59 @@ async function typedRequests() {
   void [fastifyHook, fastifyOptions, expressHandler];
 }
 void typedRequests;
+
+// ---- settle: usage known after the work; the route reaches the reservation --------------------
+function settledUsage() {
+  const e = express();
+  e.get(
+    '/v1/stream',
+    admission(sentinel, {
+      units: 10,
+      // `res` is Express's response: what the route recorded in res.locals is readable here.
+      settle: (_req, res) => Number(res.locals.tokens ?? 0),
+    }),
+    (_req, res) => {
+      const reservation: Reservation | undefined = res.locals.spendReservation;
+      if (reservation?.extend(10)) res.write('more');
+      res.end();
+    },
+  );
+  // @ts-expect-error settle answers the units used, a number
+  admission(sentinel, { settle: () => 'all of them' });
+  // @ts-expect-error settle is a function of the request and the response
+  admission(sentinel, { settle: 5 });
+  // @ts-expect-error the reservation is a Reservation, not a number
+  e.use((_req, res) => res.locals.spendReservation?.settle('5'));
+  admission<{}, unknown, UsageBody>(sentinel, { units: (req) => req.body.units, settle: (req, res) => req.body.units + res.statusCode });
+
+  const f = Fastify();
+  f.get(
+    '/v1/stream',
+    {
+      preHandler: spendSentinel.admission(sentinel, {
+        units: 10,
+        // Fastify's request and reply.
+        settle: (request, reply) => (reply.statusCode === 200 ? Number(request.headers['x-used']) : 0),
+      }),
+    },
+    async (request, reply) => {
+      const reservation: Reservation | null | undefined = request.spendReservation;
+      const more: boolean | undefined = reservation?.extend(10);
+      return reply.send({ more });
+    },
+  );
+  const fastifySettle: spendSentinel.AdmissionOptions<{ Body: UsageBody }> = {
+    units: (req) => req.body.units,
+    settle: (req, reply) => req.body.units - reply.elapsedTime,
+  };
+  // @ts-expect-error the route's body has no such field
+  spendSentinel.admission<{ Body: UsageBody }>(sentinel, { settle: (req) => req.body.count });
+  // @ts-expect-error settle answers a number
+  spendSentinel.admission(sentinel, { settle: () => undefined });
+  f.addHook('onRequest', async (request) => {
+    // @ts-expect-error the reservation may be absent: no settling guard on this route
+    request.spendReservation.extend(1);
+  });
+  void fastifySettle;
+}
+void settledUsage;

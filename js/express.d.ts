@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
-import type { RequestHandler, Request } from 'express';
+import type { RequestHandler, Request, Response } from 'express';
 import type { Sentinel } from '../binding';
+import type { Reservation } from './reservation';
 import type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle } from './common';
 
 export type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle, NotAdmittedBody } from './common';
@@ -16,7 +17,8 @@ export declare function probes(sentinel: Sentinel, options?: ProbeOptions): Requ
  * `next()` when the request's units are admitted; otherwise 503 with `Retry-After`. Generic over
  * the route's request, as Express's own handlers are: `units` sees the route's typed `req`, e.g.
  * `admission<{}, unknown, { units: number }>(sentinel, { units: (req) => req.body.units })`, or
- * inferred from `app.post<…>(path, admission(…), handler)`.
+ * inferred from `app.post<…>(path, admission(…), handler)`. With `settle(req, res)`, the units are
+ * reserved (`res.locals.spendReservation`) and settled on the response's `finish` or `close`.
  */
 export declare function admission<
   P = DefaultParams,
@@ -26,8 +28,20 @@ export declare function admission<
   LocalsObj extends Record<string, any> = Record<string, any>,
 >(
   sentinel: Sentinel,
-  options?: AdmissionOptions<Request<P, ResBody, ReqBody, ReqQuery, LocalsObj>>,
+  options?: AdmissionOptions<Request<P, ResBody, ReqBody, ReqQuery, LocalsObj>, Response<ResBody, LocalsObj>>,
 ): RequestHandler<P, ResBody, ReqBody, ReqQuery, LocalsObj>;
 
 /** On SIGTERM/SIGINT: drain, wait, close the server, close the sentinel, exit 0. */
 export declare function gracefulShutdown(server: Server, sentinel: Sentinel, options?: GracefulShutdownOptions): ShutdownHandle;
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /**
+       * The reservation of an `admission` guard with `settle`, for the route to `extend` (or to
+       * settle itself); absent on routes without such a guard.
+       */
+      spendReservation?: Reservation;
+    }
+  }
+}

@@ -5,6 +5,7 @@
 
 const { createProbes } = require('./probes');
 const { createAdmission } = require('./admission');
+const { Reservation } = require('./reservation');
 const { gracefulShutdown: shutdownFor } = require('./shutdown');
 const { sendJson, isDeep } = require('./http-answer');
 
@@ -25,9 +26,17 @@ function probes(sentinel, options) {
   return spendSentinelProbes;
 }
 
-/** Middleware for routes that record usage: next() when admitted, else 503 + Retry-After. */
+/**
+ * Middleware for routes that record usage: next() when admitted, else 503 + Retry-After. With
+ * `settle`, the units are reserved instead (`res.locals.spendReservation`) and settled once the
+ * response is over.
+ */
 function admission(sentinel, options) {
-  const decide = createAdmission('admission', sentinel, options);
+  const guard = createAdmission('admission', sentinel, options, logSettleFailure);
+  return guard.decide === undefined ? reservingAdmission(guard) : admitting(guard.decide);
+}
+
+function admitting(decide) {
   return function spendSentinelAdmission(req, res, next) {
     let refused;
     try {
@@ -38,6 +47,36 @@ function admission(sentinel, options) {
     if (refused === null) return next();
     sendJson(req, res, refused);
   };
+}
+
+/**
+ * Settles on the response's 'finish' (all of it handed to the socket) or its 'close' (the
+ * connection closed first, e.g. a client gone mid-stream), whichever comes first; the later
+ * event finds the reservation settled and does nothing.
+ */
+function reservingAdmission({ reserve, settleAtEnd }) {
+  return function spendSentinelAdmission(req, res, next) {
+    // The client left while an earlier middleware ran: the response has closed, so no event
+    // would ever settle a reservation, and nobody waits for the route's answer. Stop here.
+    if (res.destroyed) return;
+    let answer;
+    try {
+      answer = reserve(req);
+    } catch (err) {
+      return next(err);
+    }
+    if (!(answer instanceof Reservation)) return sendJson(req, res, answer);
+    res.locals.spendReservation = answer;
+    const settle = () => settleAtEnd(answer, req, res);
+    res.on('finish', settle);
+    res.on('close', settle);
+    next();
+  };
+}
+
+/** Express has no logger of its own: a failed `settle` goes to stderr, as a failed shutdown hook does. */
+function logSettleFailure(_req, { err }, msg) {
+  console.error(msg, err);
 }
 
 /** SIGTERM/SIGINT → drain, wait, close the server, close the sentinel, exit 0. */

@@ -4,6 +4,7 @@ import type {
   FastifyContextConfig,
   RegisterOptions,
   FastifyRequest,
+  FastifyReply,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
@@ -11,6 +12,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import type { Sentinel } from '../binding';
+import type { Reservation } from './reservation';
 import type * as common from './common';
 
 /** The plugin: `await app.register(spendSentinel, { sentinel, ...probeOptions })`. */
@@ -39,8 +41,14 @@ declare namespace spendSentinel {
     config?: FastifyContextConfig & Record<string, unknown>;
   }
   export type ProbeOptions = common.ProbeOptions;
-  /** Options of `admission`; `units` gets the route's request (`RouteGeneric`: `{ Body, Querystring, Params, Headers }`). */
-  export type AdmissionOptions<RouteGeneric extends RouteGenericInterface = RouteGenericInterface> = common.AdmissionOptions<FastifyRequest<RouteGeneric>>;
+  /**
+   * Options of `admission`; `units` gets the route's request (`RouteGeneric`: `{ Body, Querystring, Params, Headers }`),
+   * `settle` its request and reply.
+   */
+  export type AdmissionOptions<RouteGeneric extends RouteGenericInterface = RouteGenericInterface> = common.AdmissionOptions<
+    FastifyRequest<RouteGeneric>,
+    FastifyReply<RouteGeneric>
+  >;
   export type GracefulShutdownOptions = common.GracefulShutdownOptions;
   export type ShutdownHandle = common.ShutdownHandle;
   export type NotAdmittedBody = common.NotAdmittedBody;
@@ -49,6 +57,8 @@ declare namespace spendSentinel {
    * A preHandler: admitted → continue; refused → 503 with `Retry-After`. Generic over the route's
    * `RouteGeneric`, as Fastify's own handlers are: `units` sees the route's typed request, e.g.
    * `app.post<{ Body: { units: number } }>(path, { preHandler: admission(sentinel, { units: (req) => req.body.units }) }, handler)`.
+   * With `settle(request, reply)`, the units are reserved (`request.spendReservation`) and settled
+   * on the raw response's `finish` or `close`.
    */
   export function admission<RouteGeneric extends RouteGenericInterface = RouteGenericInterface>(
     sentinel: Sentinel,
@@ -66,6 +76,14 @@ declare module 'fastify' {
      * A second registration in the same context must give the same sentinel.
      */
     sentinel: Sentinel;
+  }
+  interface FastifyRequest {
+    /**
+     * The reservation of an `admission` guard with `settle`, for the route to `extend` (or to
+     * settle itself). `null` on other requests once the plugin is registered (it declares the
+     * property); absent without it.
+     */
+    spendReservation?: Reservation | null;
   }
 }
 

@@ -7,6 +7,7 @@ const fp = require('fastify-plugin');
 const { createProbes } = require('./probes');
 const { configError } = require('./options');
 const { createAdmission } = require('./admission');
+const { Reservation } = require('./reservation');
 const { gracefulShutdown: shutdownFor } = require('./shutdown');
 const { BASE_HEADERS, isDeep } = require('./http-answer');
 
@@ -73,6 +74,8 @@ async function spendSentinelPlugin(app, opts) {
   const { sentinel, ...options } = opts;
   const p = createProbes('spendSentinel', sentinel, options, FASTIFY_OPTIONS);
   decorateSentinel(app, sentinel);
+  // `request.spendReservation`, set by a settling `admission` guard; null on every other request.
+  if (!app.hasRequestDecorator('spendReservation')) app.decorateRequest('spendReservation', null);
   app.addHook('onClose', async () => p.close());
 
   const answer = async (request, reply) => {
@@ -125,14 +128,51 @@ function decorateSentinel(app, sentinel) {
 
 const spendSentinel = fp(spendSentinelPlugin, { fastify: '5.x', name: 'spend-sentinel' });
 
-/** A preHandler for routes that record usage: admitted → continue; refused → 503 + Retry-After. */
+/**
+ * A preHandler for routes that record usage: admitted → continue; refused → 503 + Retry-After.
+ * With `settle`, the units are reserved instead (`request.spendReservation`) and settled once the
+ * response is over.
+ */
 function admission(sentinel, options) {
-  const decide = createAdmission('admission', sentinel, options);
+  const guard = createAdmission('admission', sentinel, options, logSettleFailure);
+  return guard.decide === undefined ? reservingAdmission(guard) : admitting(guard.decide);
+}
+
+function admitting(decide) {
   return async function spendSentinelAdmission(request, reply) {
     const refused = decide(request);
     if (refused === null) return;
-    return reply.code(refused.statusCode).headers({ ...BASE_HEADERS, ...refused.headers }).send(JSON.stringify(refused.body));
+    return refuse(reply, refused);
   };
+}
+
+/**
+ * Settles on the raw response's 'finish' or 'close', whichever comes first (the later one finds
+ * the reservation settled). Not the `onResponse` / `onRequestAbort` hooks: a preHandler cannot
+ * add hooks for one request, and `onRequestAbort` misses a client that leaves mid-stream once
+ * its request body has arrived (the request is complete then, not aborted), which 'close' sees.
+ */
+function reservingAdmission({ reserve, settleAtEnd }) {
+  return async function spendSentinelAdmission(request, reply) {
+    const raw = reply.raw;
+    // The client left while an earlier hook ran: the response has closed, so no event would
+    // ever settle a reservation, and nobody waits for the route's answer. Stop here.
+    if (raw.destroyed) return reply.hijack();
+    const answer = reserve(request);
+    if (!(answer instanceof Reservation)) return refuse(reply, answer);
+    request.spendReservation = answer;
+    const settle = () => settleAtEnd(answer, request, reply);
+    raw.on('finish', settle);
+    raw.on('close', settle);
+  };
+}
+
+function refuse(reply, { statusCode, headers, body }) {
+  return reply.code(statusCode).headers({ ...BASE_HEADERS, ...headers }).send(JSON.stringify(body));
+}
+
+function logSettleFailure(request, fields, msg) {
+  request.log.error(fields, msg);
 }
 
 /** SIGTERM/SIGINT → drain, wait, `app.close()` (bounded), close the sentinel, exit 0. */

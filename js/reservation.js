@@ -79,8 +79,11 @@ class Reservation {
   }
 }
 
+/** binding.js's `reservationFunctions`, handed over by `installReservations`. */
+let reservationFunctions;
+
 /** The native functions of `sentinel`'s reservations; anything but a Sentinel is refused. */
-function functionsOf(sentinel, reservationFunctions) {
+function functionsOf(sentinel) {
   let native = FUNCTIONS.get(sentinel);
   if (native !== undefined) return native;
   try {
@@ -92,18 +95,33 @@ function functionsOf(sentinel, reservationFunctions) {
   return native;
 }
 
+/**
+ * Admits `units` into a new reservation of `native`'s sentinel: the `Reservation`, or, when
+ * refused, the refusal's admission code (a number ≥ 1: its reason and window, as
+ * js/admission.js reads the admit guard's codes).
+ */
+function reserveOrRefusalCode(native, units) {
+  const held = native.hold(units);
+  return held < 0 ? -held : new Reservation(MADE_BY_RESERVE, native, held);
+}
+
+/** `(units) => Reservation | code` for `sentinel`: the settling guard's one call per request. */
+function reservingFunction(sentinel) {
+  const native = functionsOf(sentinel);
+  return (units) => reserveOrRefusalCode(native, units);
+}
+
 /** Adds `reserve` to the addon's `Sentinel` class (binding.js is generated, so it is added here). */
 function installReservations(binding) {
-  const { Sentinel, reservationFunctions } = binding;
-  Object.defineProperty(Sentinel.prototype, 'reserve', {
+  reservationFunctions = binding.reservationFunctions;
+  Object.defineProperty(binding.Sentinel.prototype, 'reserve', {
     /**
      * Admits `units` (default 1) exactly as `admit` would and returns a `Reservation` holding
      * them until it settles, or `null` where `admit` would have answered `false`.
      */
     value: function reserve(units) {
-      const native = functionsOf(this, reservationFunctions);
-      const held = native.hold(units);
-      return held < 0 ? null : new Reservation(MADE_BY_RESERVE, native, held);
+      const answer = reserveOrRefusalCode(functionsOf(this), units);
+      return typeof answer === 'number' ? null : answer;
     },
     writable: true,
     configurable: true,
@@ -111,4 +129,4 @@ function installReservations(binding) {
   return binding;
 }
 
-module.exports = { Reservation, installReservations };
+module.exports = { Reservation, installReservations, reservingFunction };

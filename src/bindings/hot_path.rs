@@ -130,7 +130,7 @@ const REASON_SLOTS: u32 = Reason::ALL.len() as u32 + 1;
 /// back through [`admission_refusal_reasons`], whose length + 1 is `REASON_SLOTS`: the reason
 /// is `reasons[code % slots - 1]`, ⌈w⌉ is `⌊code / slots⌋` (for the default `Retry-After`,
 /// ⌈w / 2⌉ = ⌈⌈w⌉ / 2⌉).
-fn admission_code(admission: std::result::Result<(), Refusal>) -> u32 {
+pub(super) fn admission_code(admission: std::result::Result<(), Refusal>) -> u32 {
     match admission {
         Ok(()) => 0,
         Err(Refusal {

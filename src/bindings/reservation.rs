@@ -10,17 +10,16 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use super::hot_path::{ruled_argument, with_units};
+use super::hot_path::{admission_code, ruled_argument, with_units};
 use super::native_function::{create_function, Call, Method, NativeFunction};
 use super::sentinel::Sentinel;
 use crate::rules::ledger;
 use crate::shared_sentinel::SharedSentinel;
 
-/// The answer of [`Hold`] when the units were refused (any units admitted answer ≥ 0).
-const REFUSED: f64 = -1.0;
-
 /// `hold(units = 1)`: admits `units` as `admit` would, held until the reservation settles;
-/// answers the units held (after the units rule), or −1 when refused.
+/// answers the units held (after the units rule, so ≥ 0), or, when refused, minus the refusal's
+/// admission code (see `hot_path::admission_code`: the reason and the stale window of that very
+/// decision), so the settling guard answers a refusal without asking again.
 struct Hold;
 
 impl Method for Hold {
@@ -29,7 +28,11 @@ impl Method for Hold {
 
     fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
         with_units(call, |units| {
-            call.number(shared.try_hold(units).map_or(REFUSED, |()| units))
+            let held = shared.try_hold(units);
+            call.number(held.map_or_else(
+                |refusal| -f64::from(admission_code(Err(refusal))),
+                |()| units,
+            ))
         })
     }
 }
