@@ -1,6 +1,6 @@
-// The examples are part of the product: both services run end to end against a fake authority
-// (HTTPS with a private CA, as BILLING_CA_FILE allows), and the Kubernetes manifest keeps the
-// relations docs/kubernetes.md explains.
+// The examples are part of the product: the services run end to end against a fake authority
+// (HTTPS with a private CA, as BILLING_CA_FILE allows), the streaming one settles the tokens it
+// really sent, and the Kubernetes manifest keeps the relations docs/kubernetes.md explains.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { builtinModules, createRequire } from 'node:module';
 import { parse as parseYaml } from 'yaml';
 import { startFakeAuthority, reply } from './helpers/fake-authority.mjs';
-import { withTimeout, deferred } from './helpers/wait.mjs';
+import { withTimeout, deferred, pollUntil } from './helpers/wait.mjs';
 import { pollEndpoint, request } from './helpers/frameworks.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
@@ -58,7 +58,61 @@ const usage = (svc, units, headers = { 'x-api-key': 'demo-key' }) =>
     body: JSON.stringify({ units }),
   });
 
-// The two services are independent processes with their own fake authority: they run at once.
+/** The summed samples of one family in a Prometheus text: `metric(text, 'x_total')` (every label set). */
+const metric = (text, name) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+
+/** The settles so far, from /metrics: units reserved (admitted) minus refunded plus overage. */
+async function settledSoFar(svc) {
+  const { text } = await request(`${svc.url}/metrics`);
+  return {
+    settled: metric(text, 'spend_sentinel_admitted_units_total') - metric(text, 'spend_sentinel_refunded_units_total') + metric(text, 'spend_sentinel_overage_units_total'),
+    reserved: metric(text, 'spend_sentinel_reserved_units'),
+    exposure: metric(text, 'spend_sentinel_exposure_units'),
+    overage: metric(text, 'spend_sentinel_overage_units_total'),
+  };
+}
+
+/** Waits until no reservation is open (every stream settled); resolves the settles so far. */
+const whenAllSettled = (svc) =>
+  pollUntil(async () => {
+    const now = await settledSoFar(svc);
+    return now.reserved === 0 ? now : null;
+  }, { ms: 10_000, label: 'spend_sentinel_reserved_units 0' });
+
+/**
+ * Asks the streaming example for an answer to a prompt of `promptTokens` words, reading it chunk by
+ * chunk as a client of a model would; `abortAfterFirstChunk` hangs up once the first chunk arrived.
+ * Resolves `{ status, tokens, ending }`: the words received before the last line, and that line
+ * (null when the client hung up first); a refusal resolves `{ status, json }`.
+ */
+async function streamAnswer(svc, promptTokens, { abortAfterFirstChunk = false } = {}) {
+  const hangUp = new AbortController();
+  const res = await fetch(`${svc.url}/v1/complete`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'demo-key' },
+    body: JSON.stringify({ prompt: Array.from({ length: promptTokens }, (_, i) => `word${i}`).join(' ') }),
+    signal: hangUp.signal,
+  });
+  if (res.status !== 200) return { status: res.status, json: await res.json() };
+  let text = '';
+  const decoder = new TextDecoder();
+  try {
+    for await (const bytes of res.body) {
+      text += decoder.decode(bytes, { stream: true });
+      if (abortAfterFirstChunk) hangUp.abort();
+    }
+  } catch (err) {
+    if (!abortAfterFirstChunk) throw err;
+  }
+  const [answer, ending = null] = text.split('\n').filter(Boolean);
+  return { status: 200, tokens: answer.split(' ').filter(Boolean).length, ending };
+}
+
+// The services are independent processes with their own fake authority: they run at once.
 describe('the example services', { concurrency: true }, () => {
   for (const script of ['express-service.mjs', 'fastify-service.mjs']) {
     describe(`examples/${script}`, () => {
@@ -95,6 +149,49 @@ describe('the example services', { concurrency: true }, () => {
       });
     });
   }
+
+  // Node budget 100 tokens (b 200 over 2 replicas); the model answers 20–80 tokens in chunks of
+  // at most 8, and the guard reserves the prompt and 8.
+  test('examples/streaming-tokens.mjs: streams an answer, settles the tokens really sent, cuts a stream at the budget, refuses a prompt past it', async () => {
+    const authority = await startFakeAuthority();
+    after(() => authority.close());
+    authority.respondWith(CAPABLE);
+    const svc = await startService('streaming-tokens.mjs', authority);
+    after(() => svc.child.kill('SIGKILL'));
+    await pollEndpoint(`${svc.url}/ready`, (a) => a.status === 200, { ms: 10_000, label: '/ready 200' });
+
+    const before = await settledSoFar(svc);
+    const answer = await streamAnswer(svc, 3);
+    assert.equal(answer.ending, '[done]');
+    assert.ok(answer.tokens >= 20 && answer.tokens <= 80, `an answer of ${answer.tokens} tokens`);
+    let after1 = await whenAllSettled(svc);
+    assert.equal(after1.settled - before.settled, 3 + answer.tokens, 'settled: the prompt and the tokens sent');
+    assert.equal(after1.overage, 0);
+
+    // A client that hangs up after its first chunk (on a busy machine the whole answer may be in
+    // it): the guard settles what was sent, and the route stops producing without an error.
+    const left = await streamAnswer(svc, 3, { abortAfterFirstChunk: true });
+    const after2 = await whenAllSettled(svc);
+    assert.ok(after2.settled - after1.settled >= 3 + left.tokens, `settled ${after2.settled - after1.settled} for ${left.tokens} tokens received`);
+    after1 = after2;
+
+    // A valid refresh sent after those settles clears their usage: the whole node budget is free.
+    await pollUntil(async () => (await settledSoFar(svc)).exposure === 0, { ms: 10_000, label: 'spend_sentinel_exposure_units 0' });
+    // 85 + 8 reserved; the next chunks fit only until 100, so at most 15 of the ≥ 20 tokens are sent.
+    const cut = await streamAnswer(svc, 85);
+    assert.equal(cut.ending, '[cut short: token budget]');
+    assert.ok(cut.tokens >= 1 && cut.tokens <= 15, `${cut.tokens} tokens before the cut`);
+    const after3 = await whenAllSettled(svc);
+    assert.equal(after3.settled - after1.settled, 85 + cut.tokens, 'settled: the prompt and the tokens sent before the cut');
+
+    const refused = await streamAnswer(svc, 120); // 128 tokens: more than the whole node budget
+    assert.equal(refused.status, 503);
+    assert.deepEqual(refused.json, { error: 'not_admitted', reason: 'budget_exhausted' });
+
+    svc.child.kill('SIGTERM');
+    assert.deepEqual(await withTimeout(svc.exited, 10_000, 'streaming-tokens.mjs to exit'), { code: 0, signal: null });
+    assert.equal(svc.output.stderr, '', 'no error was logged (a settle that failed, an extend after the client left)');
+  });
 });
 
 describe('examples/k8s/deployment.yaml', () => {
