@@ -47,18 +47,11 @@ impl Method for Settle {
     const ARGS: usize = 2;
 
     fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
-        // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
-        let actual = unsafe {
-            ruled_argument(call.env(), call.argument(1), |given| {
-                ledger::measured_units("actualUnits", given)
-            })
-        };
-        if let Ok(actual) = actual {
+        record_measured(call, 1, "actualUnits", |actual| {
             // Never absent in practice; 0 would leave the held units in the ledger (safe side).
             let held = call.number_argument(0).unwrap_or(0.0);
             shared.settle(held, actual);
-        }
-        std::ptr::null_mut()
+        })
     }
 }
 
@@ -71,17 +64,28 @@ impl Method for Charge {
     const ARGS: usize = 1;
 
     fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
-        // SAFETY: as in `Settle`.
-        let units = unsafe {
-            ruled_argument(call.env(), call.argument(0), |given| {
-                ledger::measured_units("units", given)
-            })
-        };
-        if let Ok(units) = units {
-            shared.charge(units);
-        }
-        std::ptr::null_mut()
+        record_measured(call, 0, "units", |units| shared.charge(units))
     }
+}
+
+/// Reads the call's argument `index` (named `argument` in the error) by the recording calls'
+/// units rule and hands it to `record`; a bad one throws and records nothing. Answers `undefined`.
+fn record_measured(
+    call: &Call,
+    index: usize,
+    argument: &'static str,
+    record: impl FnOnce(f64),
+) -> sys::napi_value {
+    // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
+    let units = unsafe {
+        ruled_argument(call.env(), call.argument(index), |given| {
+            ledger::measured_units(argument, given)
+        })
+    };
+    if let Ok(units) = units {
+        record(units);
+    }
+    std::ptr::null_mut()
 }
 
 /// `{ hold, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
