@@ -2,7 +2,8 @@
 // --fast` (the addon must be built; `npm test` builds it first, and a test run never rebuilds the
 // addon other suites are loading). A test checks that the `demo` script is that build and this
 // command. The printed story is parsed and checked per node, and the SVG it writes is checked for
-// well-formed XML with both nodes' status bands.
+// well-formed XML with both nodes' status bands; the streams phase (node-a's streamed answers
+// through reservations, the authority silent) is checked in its printed figures and its panel.
 //
 // Lines parsed (written by examples/demo/report.mjs; every other line is ignored). Every line the
 // demo prints is at most 100 columns:
@@ -12,9 +13,15 @@
 //                                                          node, age = evidence_age_seconds (1 decimal,
 //                                                          "—" without evidence), u = sentinel.exposureUnits
 //            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition (onTransition)
+//            ↳ <node>  answer <n> cut short at <t>s (<reason>): held H, billed B, overage O
 //   == <t>s  end of the story: …
 //     <node>  admitted N  refused N  max unverified N/B
 //             not_ready X s into the silence, Y s after <node>'s last answered refresh (Ts)
+//     <node>  N answers streamed: completed N, cut short N, refused N, open at the end N
+//             units admitted A (reserve + extend), refunded F, overage O: recorded R
+//             exposure X at the start, Y at the end …
+//             exposure ≤ node budget + overage so far at all N readings; max M/B at Ts
+//             the sentinel's counters: refunded F, overage O, reserved H
 //   timeline: <path of the SVG>
 // A line belongs to the phase whose "==" line was printed last before it.
 import { test, before, after } from 'node:test';
@@ -30,7 +37,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const NODES = ['node-a', 'node-b'];
 const WINDOW = 5; // seconds: the seed example's stale window
 const MAX_REFRESH_GAP = 2.5; // seconds: the default maxIntervalMs for a 5 s window
-// Generous: the fast story takes ~19 s.
+// Generous: the fast story takes ~24 s.
 const RUN_TIMEOUT_MS = 120_000;
 
 const PHASE = /^== (\d+\.\d+)s {2}([a-z]+)/;
@@ -40,13 +47,23 @@ const CELL = /^(ready|degraded|not_ready)\s+([a-z_]+)\s+(—|\d+\.\d)s?\s+(\d+)\
 const TRANSITION = /↳ (node-[ab]) {2}(\w+) → (\w+) \((\w+)\) {2}at (\d+\.\d+)s, evidence age (—|\d+\.\d+)s?/;
 const SUMMARY = /^\s+(node-[ab]) {2}admitted (\d+) {2}refused (\d+).*max unverified (\d+)\/(\d+)/;
 const CUTOFF = /not_ready (\d+\.\d+) s into the silence, (\d+\.\d+) s after (node-[ab])'s last answered refresh/;
+const CUT = /↳ (node-[ab]) {2}answer (\d+) cut short at (\d+\.\d+)s \((\w+)\): held (\d+), billed (\d+), overage (\d+)$/;
+const STREAMED = /^\s+(node-[ab]) {2}(\d+) answers streamed: completed (\d+), cut short (\d+), refused (\d+), open at the end (\d+)$/;
+const STREAM_UNITS = /^\s+units admitted (\d+) \(reserve \+ extend\), refunded (\d+), overage (\d+): recorded (\d+)$/;
+const STREAM_EXPOSURE = /^\s+exposure (\d+) at the start, (\d+) at the end/;
+const STREAM_BOUND = /^\s+exposure (≤|>) node budget \+ overage so far at (?:all (\d+)|\d+ of (\d+)) readings(?:; max (\d+)\/(\d+))?/;
+const STREAM_COUNTERS = /^\s+the sentinel's counters: refunded (\d+), overage (\d+), reserved (\d+)$/;
 const COLUMNS = 100;
 
 const num = (s) => (s === '—' ? null : Number(s));
 
-/** { phases: [{ name, t }], seen: { node: [{ kind, t, phase, status, reason, age, units, budget }] }, summary, svg } */
+/**
+ * { phases: [{ name, t }], seen: { node: [{ kind, t, phase, status, reason, age, units, budget }] }, summary,
+ *   cuts: [{ node, id, t, phase, reason, held, billed, overage }], streams: { node, answers, …, counters }, svg }
+ */
 function parseStory(stdout) {
-  const story = { phases: [], seen: Object.fromEntries(NODES.map((n) => [n, []])), summary: {}, svg: null };
+  const story = { phases: [], seen: Object.fromEntries(NODES.map((n) => [n, []])), summary: {}, cuts: [], streams: null, svg: null };
+  const ints = (m) => m.slice(1).map((v) => (/^\d+(\.\d+)?$/.test(v) ? Number(v) : v)); // the groups, numbers as numbers
   let phase = null;
   let order = null; // the nodes, in the order of the sample cells
   for (const line of stdout.split('\n')) {
@@ -62,6 +79,24 @@ function parseStory(stdout) {
         const [, status, reason, age, units, budget] = CELL.exec(cell.trim()) ?? [];
         if (status && order) story.seen[order[i]].push({ kind: 'sample', t, phase, status, reason, age: num(age), units: Number(units), budget: Number(budget) });
       });
+    } else if ((m = CUT.exec(line))) {
+      const [node, id, t, reason, held, billed, overage] = ints(m);
+      story.cuts.push({ node, id, t, phase, reason, held, billed, overage });
+    } else if ((m = STREAMED.exec(line))) {
+      const [node, answers, completed, cut, refused, ended] = ints(m);
+      story.streams = { node, answers, completed, cut, refused, ended };
+    } else if ((m = STREAM_UNITS.exec(line))) {
+      const [admitted, refunded, overage, recorded] = ints(m);
+      Object.assign(story.streams, { admitted, refunded, overage, recorded });
+    } else if ((m = STREAM_EXPOSURE.exec(line))) {
+      const [start, end] = ints(m);
+      story.streams.exposure = { start, end };
+    } else if ((m = STREAM_BOUND.exec(line))) {
+      const [, within, all, of, max, budget] = m;
+      story.streams.bound = { within: within === '≤', readings: Number(all ?? of), max: Number(max), budget: Number(budget) };
+    } else if ((m = STREAM_COUNTERS.exec(line))) {
+      const [refunded, overage, reserved] = ints(m);
+      story.streams.counters = { refunded, overage, reserved };
     } else if ((m = TRANSITION.exec(line))) {
       const [, node, from, status, reason, t, age] = m;
       story.seen[node].push({ kind: 'transition', t: Number(t), phase, from, status, reason, age: num(age) });
@@ -91,6 +126,9 @@ const ALLOWED = {
   back: ['not_ready/evidence_too_old', 'ready/verified'],
   revoked: ['ready/verified', 'not_ready/invalid_credential'],
   restored: ['not_ready/invalid_credential', 'ready/verified'],
+  // silent again: node-a's streamed answers fill its budget (overage takes it past), node-b's
+  // plain requests as in the first silence
+  streams: ['ready/verified', 'degraded/refresh_indeterminate', 'not_ready/evidence_too_old', 'not_ready/budget_exhausted'],
 };
 const STORY = [
   ['healthy', 'ready/verified'],
@@ -124,7 +162,7 @@ test('`npm run demo` checks its tools, builds, then runs node examples/demo.mjs 
 test('node examples/demo.mjs --fast plays the whole story and exits 0 on its own', () => {
   assert.equal(run.timedOut, false, failure());
   assert.equal(run.code, 0, failure());
-  assert.deepEqual(story.phases.map((p) => p.name), ['healthy', 'silent', 'back', 'revoked', 'restored', 'end'], failure());
+  assert.deepEqual(story.phases.map((p) => p.name), ['healthy', 'silent', 'back', 'revoked', 'restored', 'streams', 'end'], failure());
   for (const node of NODES) assert.ok(story.seen[node].filter((s) => s.kind === 'sample').length >= 30, `${node}: samples every 0.5 s`);
   assert.match(run.stdout, /node budget = b × share = 200 × 1\/2 = 100 units$/m);
   assert.match(run.stdout, /stale window w = node budget \/ r = 100 \/ 20 = 5 s$/m);
@@ -142,14 +180,15 @@ for (const node of NODES) {
   test(`${node}: ready → degraded → not_ready (evidence_too_old) → ready → not_ready (invalid_credential) → ready, each in its phase`, () => {
     const seen = story.seen[node];
     for (const s of seen) {
-      assert.ok(ALLOWED[s.phase === 'end' ? 'restored' : s.phase]?.includes(key(s)), `${node} ${key(s)} during ${s.phase} at ${s.t}s\n${failure()}`);
+      assert.ok(ALLOWED[s.phase === 'end' ? 'streams' : s.phase]?.includes(key(s)), `${node} ${key(s)} during ${s.phase} at ${s.t}s\n${failure()}`);
     }
     let i = 0;
     for (const [phase, state] of STORY) {
       while (i < seen.length && !(seen[i].phase === phase && key(seen[i]) === state)) i += 1;
       assert.ok(i < seen.length, `${node}: no ${state} during ${phase} after the earlier steps\n${failure()}`);
     }
-    assert.equal(key(seen.at(-1)), 'ready/verified', `${node} ends ready`);
+    const restored = seen.filter((s) => s.phase === 'restored');
+    assert.equal(key(restored.at(-1)), 'ready/verified', `${node} is ready when the streams phase starts`);
   });
 
   test(`${node}: cut off when its evidence is 5 s old, with at most its 100 units admitted unverified`, () => {
@@ -174,11 +213,13 @@ for (const node of NODES) {
     assert.ok(firstOld.age >= WINDOW && firstOld.age <= WINDOW + 0.5 + 0.2, `${node} first evidence_too_old sample at age ${firstOld.age}`);
   });
 
-  test(`${node}: unverified units never above the node budget`, () => {
+  test(`${node}: unverified units never above the node budget (while it streams: plus the overage it recorded)`, () => {
     const samples = story.seen[node].filter((s) => s.kind === 'sample');
+    const streaming = story.streams?.node === node;
     for (const s of samples) {
       assert.equal(s.budget, 100);
-      assert.ok(s.units <= s.budget, `${node} ${s.units}/${s.budget} at ${s.t}s`);
+      const overage = streaming && ['streams', 'end'].includes(s.phase) ? story.streams.overage : 0;
+      assert.ok(s.units <= s.budget + overage, `${node} ${s.units}/${s.budget} (overage ${overage}) at ${s.t}s`);
     }
     const { max, budget, admitted, refused } = story.summary[node];
     assert.equal(budget, 100);
@@ -203,9 +244,9 @@ function svgById() {
 }
 const textOf = (t) => String(typeof t === 'object' ? t['#text'] : t);
 
-/** The picture's time scale, read off the time axis's labelled ticks ("0 s", "2 s", …): t → x. */
-function timeScale(byId) {
-  const axis = byId.get('time-axis');
+/** The picture's time scale, read off a time axis's labelled ticks ("0 s", "2 s", …): t → x. */
+function timeScale(byId, id = 'time-axis') {
+  const axis = byId.get(id);
   const ticks = (axis.text ?? []).map((t) => [Number(/^(\d+) s$/.exec(textOf(t))?.[1]), Number(t.x)]).filter(([t]) => Number.isFinite(t));
   assert.ok(ticks.length >= 5, `labelled ticks on the time axis: ${JSON.stringify(ticks)}`);
   const [[t0, x0], [t1, x1]] = [ticks[0], ticks.at(-1)];
@@ -284,7 +325,8 @@ test('the SVG: every refused request is drawn, at the time and for the reason it
     return { from: story.phases[i].t, to: story.phases[i + 1].t };
   };
   const LATE = MAX_REFRESH_GAP + 0.5; // a phase takes effect at the next refresh
-  const during = { evidence_too_old: phase('silent'), budget_exhausted: phase('silent'), invalid_credential: phase('revoked') };
+  const silences = [phase('silent'), phase('streams')];
+  const during = { evidence_too_old: silences, budget_exhausted: silences, invalid_credential: [phase('revoked')] };
   for (const node of NODES) {
     const marks = byId.get(`${node}-refused`)?.rect ?? [];
     assert.equal(marks.length, story.summary[node].refused, `${node}: one mark per refused request`);
@@ -293,12 +335,73 @@ test('the SVG: every refused request is drawn, at the time and for the reason it
       const t = scale.t(Number(mark.x) + Number(mark.width) / 2);
       const when = during[mark['data-reason']];
       assert.ok(when, `${node}: refused for ${mark['data-reason']}`);
-      assert.ok(t >= when.from - 0.1 && t <= when.to + LATE, `${node}: ${mark['data-reason']} refusal drawn at ${t.toFixed(2)} s`);
+      assert.ok(when.some((w) => t >= w.from - 0.1 && t <= w.to + LATE), `${node}: ${mark['data-reason']} refusal drawn at ${t.toFixed(2)} s`);
     }
   }
 });
 
-test('--plan: the default story is about 40 s, the fast one under 20 s with the silence outlasting the window', async () => {
+test('streams: node-a streams answers through reservations, the authority silent: some complete (the rest of their last chunk refunded), some are cut short (billed above what they held: overage), and the figures add up', () => {
+  const s = story.streams;
+  assert.ok(s?.exposure && s.bound && s.counters, `the streams figures\n${failure()}`);
+  assert.equal(s.node, 'node-a');
+  assert.equal(s.answers, s.completed + s.cut + s.refused + s.ended, 'every answer counted once');
+  assert.ok(s.completed > 0 && s.refunded > 0, `completed ${s.completed}, refunded ${s.refunded}`);
+  assert.ok(s.cut > 0, `cut short ${s.cut}`);
+  // A line per answer cut short, during the phase, each billed above what it held.
+  assert.equal(story.cuts.length, s.cut);
+  for (const c of story.cuts) {
+    assert.equal(c.phase, 'streams', JSON.stringify(c));
+    assert.ok(c.billed > c.held && c.overage === c.billed - c.held, JSON.stringify(c));
+  }
+  assert.ok(s.overage >= story.cuts.reduce((sum, c) => sum + c.overage, 0), `overage ${s.overage}`);
+  // Admitted, less what was refunded, plus the overage, is what was recorded; the addon counted the same.
+  assert.equal(s.recorded, s.admitted - s.refunded + s.overage);
+  assert.deepEqual(s.counters, { refunded: s.refunded, overage: s.overage, reserved: 0 }, 'the sentinel’s own counters');
+  // The restore's valid answer emptied node-a's ledger; the silence cleared nothing after it.
+  assert.equal(s.exposure.start, 0, 'node-a starts streaming on an empty ledger');
+  assert.equal(s.exposure.end, s.exposure.start + s.recorded, 'all the recorded usage is still exposure');
+  // Admission kept the ledger within the node budget; only the overage took it past.
+  assert.ok(s.bound.within, 'exposure ≤ node budget + overage so far at every reading');
+  assert.equal(s.bound.budget, 100);
+  assert.ok(s.bound.max <= s.bound.budget + s.overage, `max exposure ${s.bound.max}, overage ${s.overage}`);
+});
+
+test('the SVG: the streams panel draws the exposure under node budget + overage so far at every reading, the held units, the refunds and the overage, and every answer cut short or refused, at its time', () => {
+  const byId = svgById();
+  const s = story.streams;
+  const points = (id) => byId.get(id).points.split(' ').map((p) => p.split(',').map(Number));
+  const [exposure, bound] = [points('streams-exposure'), points('streams-bound')];
+  assert.equal(exposure.length, s.bound.readings, 'a point per reading');
+  assert.equal(bound.length, exposure.length);
+  // y grows downwards: never above the bound (at equal readings the points coincide)
+  exposure.forEach(([x, y], i) => assert.ok(x === bound[i][0] && y >= bound[i][1], `reading ${i}: exposure at y ${y}, bound at y ${bound[i][1]}`));
+  // The units scale, read off the chart's labelled grid: the last readings are the printed figures.
+  const grid = byId.get('streams-chart').text.map((t) => [Number(textOf(t)), Number(t.y) - 4]).filter(([u]) => Number.isFinite(u));
+  const [[u0, y0], [u1, y1]] = [grid[0], grid.at(-1)];
+  const units = ([, y]) => u0 + ((y - y0) / (y1 - y0)) * (u1 - u0);
+  const last = (id) => Math.round(units(points(id).at(-1)));
+  assert.deepEqual([last('streams-exposure'), last('streams-refunded'), last('streams-overage')], [s.exposure.end, s.refunded, s.overage]);
+  assert.ok(byId.get('streams-held')?.points, 'the held units, shaded');
+  // The marks, on the panel's own time scale, where the printed lines put them.
+  const scale = timeScale(byId, 'streams-time-axis');
+  const at = (mark) => scale.t(Number(mark.x) + Number(mark.width) / 2);
+  const cutMarks = byId.get('streams-cut').rect ?? [];
+  assert.equal(cutMarks.length, story.cuts.length);
+  cutMarks.forEach((mark, i) => {
+    const cut = story.cuts[i];
+    assert.ok(Math.abs(at(mark) - cut.t) < 0.02 && mark['data-reason'] === cut.reason, `answer ${cut.id} cut at ${cut.t} s (${cut.reason}), drawn at ${at(mark).toFixed(2)} s (${mark['data-reason']})`);
+  });
+  const start = story.phases.find((p) => p.name === 'streams').t;
+  const refusedMarks = byId.get('streams-refused').rect ?? [];
+  assert.equal(refusedMarks.length, s.refused);
+  for (const mark of refusedMarks) assert.ok(at(mark) >= start - 0.1, `refused answer drawn at ${at(mark).toFixed(2)} s`);
+  const legend = new Set((byId.get('legend').text ?? []).map(textOf));
+  for (const entry of ['node-a exposure (streams)', 'held by open reservations', `refunded so far (${s.refunded} units)`, `overage so far (${s.overage} units)`, 'node budget + overage so far']) {
+    assert.ok(legend.has(entry), `legend lacks "${entry}"`);
+  }
+});
+
+test('--plan: the default story is about 40 s, the fast one under 25 s with the silence outlasting the window', async () => {
   const plan = async (args) => {
     const { code, stdout } = await runNode([join(root, 'examples/demo.mjs'), '--plan', ...args]);
     assert.equal(code, 0);
@@ -309,6 +412,6 @@ test('--plan: the default story is about 40 s, the fast one under 20 s with the 
   const normal = await plan([]);
   assert.ok(normal.total >= 35 && normal.total <= 45, `default story ${normal.total} s`);
   const fast = await plan(['--fast']);
-  assert.ok(fast.total >= 15 && fast.total <= 20, `fast story ${fast.total} s`);
+  assert.ok(fast.total >= 15 && fast.total <= 25, `fast story ${fast.total} s`);
   assert.ok(fast.silent >= WINDOW + 1, `fast silence ${fast.silent} s: the cutoff must show`);
 });

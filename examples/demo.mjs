@@ -3,13 +3,15 @@
 // One process: a fake account authority and two Express services (node-a, node-b), each with a
 // sentinel configured as the README's seed example (b = 200, r = 20/s, nodes = 2 → 100 units and
 // a 5 s window per node) and the probe routes. 20 POST /v1/usage a second go into each node
-// through admission(), over real HTTP, while the story plays (~40 s; --fast: 18 s): healthy, the
-// authority goes silent, comes back, revokes the credential, restores it. Every 0.5 s one line
-// (≤ 100 columns, as every line here) shows each node's GET /ready and unverified units; at the
-// end demo-timeline.svg draws it all: status bands by reason, refreshes, refused requests, and
-// the stale window w from the last answered refresh to the cutoff.
+// through admission(), over real HTTP, while the story plays (40.5 s; --fast: 23 s): healthy, the
+// authority goes silent, comes back, revokes the credential, restores it, and goes silent again
+// while node-a serves streamed answers through reservations (./demo/streams.mjs; its plain
+// requests stop at the restore). Every 0.5 s one line (≤ 100 columns, as every line here) shows
+// each node's GET /ready and unverified units; at the end demo-timeline.svg draws it all: status
+// bands by reason, refreshes, refused requests, the stale window w from the last answered refresh
+// to the cutoff, and the streams phase stretched: exposure, held, refunded and overage units.
 //
-//   --fast       the short story (for CI): every effect still shows, in 18 s
+//   --fast       the short story (for CI): every effect still shows, in 23 s
 //   --out PATH   where to write the SVG (default: demo-timeline.svg in the current directory)
 //   --plan       print the story's phases and exit
 //   --fleet      the fleet story instead (./demo/fleet.mjs): 2 → 5 node processes sharing b through
@@ -24,8 +26,10 @@ import { startAuthority } from './demo/authority.mjs';
 import { startNode, BUDGET } from './demo/node.mjs';
 import { startLoad, readReady } from './demo/load.mjs';
 import { storyClock, createRecorder } from './demo/record.mjs';
-import { headerLines, planLines, phaseLine, sampleLine, transitionLine, endLine, summaryLines } from './demo/report.mjs';
+import { startStreams } from './demo/streams.mjs';
+import { headerLines, planLines, phaseLine, sampleLine, transitionLine, cutLine, endLine, summaryLines, streamsLines } from './demo/report.mjs';
 import { renderTimeline } from './demo/svg.mjs';
+import { streamsPanel } from './demo/streams-svg.mjs';
 
 const NAMES = ['node-a', 'node-b'];
 const UNITS_PER_SECOND = 20; // r: the most each node may take, so its budget lasts exactly w
@@ -68,6 +72,7 @@ try {
 
 async function play() {
   const { sentinel } = nodes[0];
+  const streamer = nodes[0]; // it serves the streamed answers of the last phase
   print(headerLines({ budget: BUDGET, nodeBudget: sentinel.nodeBudgetUnits, windowSeconds: sentinel.staleWindowSeconds, names: NAMES, perSecond: UNITS_PER_SECOND, plan }));
 
   clock.start();
@@ -80,10 +85,12 @@ async function play() {
       print(transitionLine(t, node.name, e));
     });
     const load = startLoad(node.url, UNITS_PER_SECOND);
+    node.load = load;
     node.counts = load.counts;
     node.refusals = load.refusals;
     stops.push(remove, () => load.stop());
   }
+  let streams = null;
   const chart = setInterval(() => nodes.forEach((n) => recorder.units(n.name, clock.t(), n.sentinel.exposureUnits)), 100);
   stops.push(() => clearInterval(chart));
   const probeAgent = new http.Agent({ keepAlive: true });
@@ -97,23 +104,42 @@ async function play() {
       authority.setMode(phase.authority);
       starts.set(phase.name, clock.t());
       print(phaseLine(starts.get(phase.name), phase));
+      // node-a's plain requests stop at the restore: its first valid answer then empties the
+      // ledger, so its streamed answers start from 0 units, the same on every run.
+      if (phase.name === 'restored') await streamer.load.stop();
+      if (phase.name === 'streams') streams = startStreams(streamer.sentinel, { t: clock.t, onCut: (c) => print(cutLine(streamer.name, c)) });
     }
     const t = clock.t();
     const samples = await Promise.all(nodes.map((n) => sample(n, probeAgent, t)));
     print(sampleLine(t, total, samples));
   }
+  const streamed = streams?.stop();
   for (const stop of stops.splice(0).reverse()) await stop();
   print(endLine(clock.t()));
 
   const silentAt = starts.get('silent');
+  const budget = sentinel.nodeBudgetUnits;
+  const streamsFigures = streamed && { name: streamer.name, budget, streamed };
   writeFileSync(svgPath, renderTimeline({
     total,
     plan,
-    budget: sentinel.nodeBudgetUnits,
+    budget,
     windowSeconds: sentinel.staleWindowSeconds,
     nodes: nodes.map((n) => timelineOf(n, silentAt)),
+    panel: streamed ? streamsPanel({ ...streamsFigures, phase: plan.find((p) => p.name === 'streams') }) : null,
   }));
-  print(summaryLines(nodes.map((n) => summaryOf(n, silentAt)), svgPath));
+  const extra = streamed ? streamsLines({ ...streamsFigures, counters: reservationCounters(streamer.sentinel) }) : [];
+  print(summaryLines(nodes.map((n) => summaryOf(n, silentAt)), svgPath, extra));
+}
+
+/** The sentinel's own count of its reservations (its metrics), to set beside the demo's. */
+function reservationCounters(sentinel) {
+  const value = (name) => sentinel.metricFamilies().find((f) => f.name === name)?.samples[0]?.value;
+  return {
+    refunded: value('spend_sentinel_refunded_units_total'),
+    overage: value('spend_sentinel_overage_units_total'),
+    reserved: value('spend_sentinel_reserved_units'),
+  };
 }
 
 async function sample(node, agent, t) {

@@ -1,4 +1,4 @@
-// The story the demo plays: five phases, each setting what the fake authority does.
+// The story the demo plays: six phases, each setting what the fake authority does.
 // Every start is a multiple of 0.5 s, so a phase begins exactly on a sample tick.
 //
 // Why these lengths (seed window w = 5 s, refreshes every 1.5–2.5 s, each bounded by 2 s):
@@ -8,18 +8,23 @@
 //   (the authority resets the connections it held when it comes back, so no refresh is left
 //   waiting on its 2 s timeout); the fast story gives each 3–3.5 s.
 // - healthy lasts at least one refresh interval, so the silence follows a refresh in the story.
+// - restored: its valid answer (at most 2.5 s in) empties node-a's ledger (its plain requests
+//   stopped) and leaves it ready, so streams starts on an empty ledger and a ready node.
+// - streams (silent again) needs no cutoff to show: at 3 r the answers fill the budget ~1.5 s
+//   in, before the evidence can be w old (2.5 s at the soonest); 4.5 s show that and what follows.
 
 const AUTHORITY_SAYS = {
   healthy: ['answering', 'the authority answers every refresh: both nodes are ready'],
   silent: ['silent', 'the authority stops answering (accepts, never replies): refreshes time out after 2 s → degraded; at evidence age 5 s → not_ready'],
   back: ['answering', 'the authority is back (it resets the connections it held): ready again at each node’s next refresh'],
   revoked: ['revoked', 'the credential is revoked (401): not_ready, invalid_credential, at each node’s next refresh'],
-  restored: ['answering', 'the credential is restored: ready again at each node’s next refresh'],
+  restored: ['answering', 'the credential is restored: ready again at each node’s next refresh; node-a’s plain requests stop (it streams next), so that answer empties its ledger'],
+  streams: ['silent', 'the authority is silent again; node-a now serves streamed answers of random length, each through a reservation (reserve the prompt and first chunk, extend per chunk, settle with the provider’s count); node-b keeps its plain requests'],
 };
 
 const LENGTHS = {
-  default: { healthy: 6, silent: 12, back: 6, revoked: 6, restored: 10 }, // 40 s
-  fast: { healthy: 2.5, silent: 6.5, back: 3.5, revoked: 3, restored: 3 }, // 18.5 s
+  default: { healthy: 6, silent: 12, back: 6, revoked: 6, restored: 6, streams: 4.5 }, // 40.5 s
+  fast: { healthy: 2.5, silent: 6.5, back: 3.5, revoked: 3, restored: 3, streams: 4.5 }, // 23 s
 };
 
 /** `[{ name, start, end, authority, note }]` in story order, times in seconds. */

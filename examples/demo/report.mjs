@@ -5,6 +5,7 @@
 //   <t>s <status> <reason> <age> <units>/<budget> │ <status> …   a sample every 0.5 s, one cell
 //                                                       per node, in the header's order
 //            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition
+//            ↳ <node>  answer <n> cut short at <t>s (<reason>): held <h>, billed <b>, overage <o>
 const CELL = { status: 9, reason: 21, age: 5 }; // reason: refresh_indeterminate is the longest
 
 const secs = (t, digits = 1) => `${t.toFixed(digits)}s`;
@@ -68,8 +69,39 @@ export function sampleLine(t, total, samples) {
 export const transitionLine = (t, name, e) =>
   `         ↳ ${name}  ${e.from} → ${e.to} (${e.reason})  at ${secs(t, 2)}, evidence age ${e.evidenceAgeSeconds === null ? '—' : secs(e.evidenceAgeSeconds, 2)}`;
 
-/** `nodes`: [{ name, counts, maxUnverified, budget, cutoff: { afterSilence, afterLastValid, lastValidAt } | null }]. */
-export function summaryLines(nodes, svgPath) {
+/** A streamed answer cut short (its extend refused): what it held, and what the provider billed. */
+export const cutLine = (name, c) =>
+  `         ↳ ${name}  answer ${c.id} cut short at ${secs(c.t, 2)} (${c.reason}): held ${c.held}, billed ${c.actual}, overage ${c.actual - c.held}`;
+
+const countsText = (counts) => Object.entries(counts).map(([key, count]) => `${key} ${count}`).join(', ') || 'none';
+
+/**
+ * The streams phase in figures: `streamed` is what startStreams().stop() returned; `counters` the
+ * sentinel's own { refunded, overage, reserved } after it; `budget` the node budget.
+ */
+export function streamsLines({ name, budget, streamed, counters }) {
+  const { tally, series, startExposure, endExposure } = streamed;
+  const indent = ' '.repeat(10);
+  const peak = series.reduce((max, s) => (s.exposure > max.exposure ? s : max));
+  const over = series.filter((s) => s.exposure > budget + s.overage).length;
+  return [
+    `  ${name}  ${tally.answers} answers streamed: completed ${tally.completed}, cut short ${tally.cut}, refused ${tally.refused}, open at the end ${tally.ended}`,
+    `${indent}cut short: ${countsText(tally.cutReasons)}`,
+    `${indent}refused at reserve: ${countsText(tally.refusedReasons)}`,
+    `${indent}units admitted ${tally.admitted} (reserve + extend), refunded ${tally.refunded}, overage ${tally.overage}: recorded ${tally.recorded}`,
+    `${indent}exposure ${startExposure} at the start, ${endExposure} at the end (the authority silent: nothing cleared)`,
+    over === 0
+      ? `${indent}exposure ≤ node budget + overage so far at all ${series.length} readings; max ${peak.exposure}/${budget} at ${secs(peak.t, 2)}`
+      : `${indent}exposure > node budget + overage so far at ${over} of ${series.length} readings: the ceiling was broken`,
+    `${indent}the sentinel's counters: refunded ${counters.refunded}, overage ${counters.overage}, reserved ${counters.reserved}`,
+  ];
+}
+
+/**
+ * `nodes`: [{ name, counts, maxUnverified, budget, cutoff: { afterSilence, afterLastValid, lastValidAt } | null }];
+ * `extra`: more lines before the SVG's path (the streams phase's).
+ */
+export function summaryLines(nodes, svgPath, extra = []) {
   const lines = ['summary'];
   for (const n of nodes) {
     const reasons = Object.entries(n.counts.reasons).map(([reason, count]) => `${reason} ${count}`);
@@ -82,7 +114,7 @@ export function summaryLines(nodes, svgPath) {
         : '          never went not_ready after the authority went silent',
     );
   }
-  lines.push(`timeline: ${svgPath}`);
+  lines.push(...extra, `timeline: ${svgPath}`);
   return lines;
 }
 

@@ -3,7 +3,8 @@
 // the authority saw and the requests admission refused under it, and the stale window w drawn from
 // the last refresh answered before the silence to the cutoff (with 1 s ticks, so "not_ready at
 // evidence age 5 s" reads off the picture); then the unverified units of each node against the
-// node budget, over a time axis with a tick every second.
+// node budget, over a time axis with a tick every second; then, when given, a panel of one phase
+// on its own time scale (./streams-svg.mjs: the streamed answers) before the legend.
 // Stable ids for tools and tests: phases, <node>-status, <node>-refreshes, <node>-refused,
 // <node>-window, unverified-chart, budget-line, <node>-unverified, time-axis, legend. Colours are
 // attributes (any viewer shows them); classes say what each element is.
@@ -26,6 +27,7 @@ const NODE_STROKE = ['#1f6fd1', '#8e44ad'];
 const REFRESH_FILL = { valid: '#1b5e20', held: '#9e9e9e', revoked: '#8b0000' };
 const REFRESH_LABEL = { valid: 'answered', held: 'never answered', revoked: '401' };
 const WINDOW_STROKE = '#222';
+const BUDGET_STROKE = '#d64541';
 
 const WIDTH = 1000;
 const LEFT = 110;
@@ -41,19 +43,23 @@ const attrs = (o) => Object.entries(o).map(([k, v]) => ` ${k}="${esc(typeof v ==
 export const el = (name, a, children) => (children === undefined ? `<${name}${attrs(a)}/>` : `<${name}${attrs(a)}>${children}</${name}>`);
 export const text = (a, s) => el('text', a, esc(s));
 
-const fillOf = (status, reason) => REASON_FILL[reason] ?? STATUS_FILL[status];
+export const fillOf = (status, reason) => REASON_FILL[reason] ?? STATUS_FILL[status];
+/** A legend mark: a short line, as the chart draws one. */
+export const lineMark = (stroke, dash) => (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke, 'stroke-width': dash ? 1.5 : 2, ...(dash && { 'stroke-dasharray': dash }) });
 
 /**
  * `total` seconds; `plan` the story phases; `budget` units per node; `windowSeconds` w; `nodes`:
  * [{ name, segments: [{ from, to, status, reason }], units: [[t, units]], refreshes: [{ t, answer }],
- *    refusals: [{ t, reason }], window: { from } | null (the last answered refresh before the silence) }].
+ *    refusals: [{ t, reason }], window: { from } | null (the last answered refresh before the silence) }];
+ * `panel` (optional): `({ top, left, right }) → { svg, bottom, legend: [{ mark, label }], desc }`.
  */
-export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes }) {
+export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes, panel = null }) {
   const x = (t) => LEFT + (Math.min(Math.max(t, 0), total) / total) * PLOT;
   const pxPerSecond = PLOT / total;
   const chartTop = BAND_TOP + nodes.length * ROW + 4;
   const chartBottom = chartTop + CHART_HEIGHT;
-  const yMax = budget * 1.2;
+  // Overage may take a node past its budget: the scale keeps its peak in the chart.
+  const yMax = Math.max(budget * 1.2, ...nodes.flatMap((n) => n.units.map(([, u]) => u * 1.05)));
   const y = (u) => chartBottom - (u / yMax) * CHART_HEIGHT;
 
   const phases = plan.map((p, i) => [
@@ -90,11 +96,6 @@ export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes })
     ].join('');
   });
 
-  const grid = [0, 0.25, 0.5, 0.75, 1].map((f) => {
-    const u = budget * f;
-    return el('line', { x1: LEFT, x2: LEFT + PLOT, y1: y(u), y2: y(u), stroke: '#e2e2e2' }) +
-      text({ x: LEFT - 8, y: y(u) + 4, 'text-anchor': 'end', 'font-size': 11 }, u);
-  });
   const lines = nodes.map((node, i) =>
     el('polyline', {
       id: `${node.name}-unverified`,
@@ -106,26 +107,25 @@ export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes })
     }),
   );
   const chart = el('g', { id: 'unverified-chart' }, [
-    ...grid,
-    el('line', { x1: LEFT, x2: LEFT, y1: chartTop, y2: chartBottom, stroke: '#444' }),
-    text({ x: LEFT - 44, y: chartTop + CHART_HEIGHT / 2, transform: `rotate(-90 ${LEFT - 44} ${n1(chartTop + CHART_HEIGHT / 2)})`, 'text-anchor': 'middle', 'font-size': 11 }, 'unverified units'),
+    unitsAxis({ budget, y, top: chartTop, bottom: chartBottom, left: LEFT, right: LEFT + PLOT, label: 'unverified units' }),
     ...lines,
-    el('line', { id: 'budget-line', class: 'budget', x1: LEFT, x2: LEFT + PLOT, y1: y(budget), y2: y(budget), stroke: '#d64541', 'stroke-width': 1.5, 'stroke-dasharray': '7 4' }),
-    text({ x: LEFT + PLOT - 4, y: y(budget) - 5, 'text-anchor': 'end', 'font-size': 11, fill: '#d64541' }, `node budget: ${budget} units per node`),
+    budgetLine({ id: 'budget-line', budget, y, left: LEFT, right: LEFT + PLOT, label: `node budget: ${budget} units per node` }),
   ].join(''));
 
   const axis = timeAxis({ x, total, y: chartBottom, left: LEFT, right: LEFT + PLOT, label: 'story time (s)', minorStep: 1 });
+  const below = panel?.({ top: chartBottom + 50, left: LEFT, right: LEFT + PLOT });
 
   const swatch = (fill) => (lx, ly) => el('rect', { x: lx, y: ly - 9, width: 14, height: 10, fill });
   const legendItems = [
     ...[...reasons].map(([label, fill]) => ({ mark: swatch(fill), label, class: 'legend-reason' })),
-    ...nodes.map((node, i) => ({ mark: (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke: NODE_STROKE[i % NODE_STROKE.length], 'stroke-width': 2 }), label: `${node.name} unverified` })),
-    { mark: (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke: '#d64541', 'stroke-dasharray': '4 2', 'stroke-width': 1.5 }), label: 'node budget' },
+    ...nodes.map((node, i) => ({ mark: lineMark(NODE_STROKE[i % NODE_STROKE.length]), label: `${node.name} unverified` })),
+    { mark: lineMark(BUDGET_STROKE, '4 2'), label: 'node budget' },
     ...Object.entries(REFRESH_FILL).map(([answer, fill]) => ({ mark: (lx, ly) => el('rect', { x: lx + 6, y: ly - 10, width: 2, height: 9, fill }), label: `refresh ${REFRESH_LABEL[answer]}` })),
     { mark: (lx, ly) => el('rect', { x: lx + 6, y: ly - 10, width: 1.2, height: 9, fill: REASON_FILL.evidence_too_old }), label: 'refused request (503), coloured by reason' },
     { mark: (lx, ly) => el('path', { d: `M${lx} ${ly - 8}v6M${lx} ${ly - 5}h14M${lx + 14} ${ly - 8}v6`, stroke: WINDOW_STROKE, fill: 'none' }), label: `w = ${w} s from the last answered refresh to not_ready` },
+    ...(below?.legend ?? []),
   ];
-  const legendY = chartBottom + 58;
+  const legendY = (below?.bottom ?? chartBottom) + 58;
   const legend = legendRows(legendItems, { left: LEFT, right: LEFT + PLOT, y: legendY });
   const legendRowsUsed = Number(/data-rows="(\d+)"/.exec(legend)[1]);
   const height = legendY + legendRowsUsed * 18 + 8;
@@ -135,13 +135,14 @@ export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes })
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${n1(height)}" viewBox="0 0 ${WIDTH} ${n1(height)}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
     el('title', {}, esc(title)),
-    el('desc', {}, esc(`Phases: ${plan.map((p) => `${p.name} ${p.start}–${p.end} s`).join(', ')}. Status bands coloured by reason: ${[...reasons.keys()].join(', ')}. Under each band: refreshes, refused requests, and the stale window w = ${w} s.`)),
+    el('desc', {}, esc(`Phases: ${plan.map((p) => `${p.name} ${p.start}–${p.end} s`).join(', ')}. Status bands coloured by reason: ${[...reasons.keys()].join(', ')}. Under each band: refreshes, refused requests, and the stale window w = ${w} s.${below ? ` ${below.desc}` : ''}`)),
     el('rect', { width: WIDTH, height, fill: '#fff' }),
     text({ x: LEFT, y: 22, 'font-size': 14, 'font-weight': 'bold' }, title),
     el('g', { id: 'phases' }, phases.join('')),
     ...rows,
     chart,
     axis,
+    below?.svg ?? '',
     legend,
     '</svg>',
     '',
@@ -169,24 +170,49 @@ function windowMark(node, { x, w, pxPerSecond, top, y }) {
   ].join(''));
 }
 
+/** A units chart's scale: grid lines at 0, ¼, ½, ¾ and all of `budget`, labelled, its left edge and its title. */
+export function unitsAxis({ budget, y, top, bottom, left, right, label }) {
+  const grid = [0, 0.25, 0.5, 0.75, 1].map((f) => {
+    const u = budget * f;
+    return el('line', { x1: left, x2: right, y1: y(u), y2: y(u), stroke: '#e2e2e2' }) +
+      text({ x: left - 8, y: y(u) + 4, 'text-anchor': 'end', 'font-size': 11 }, u);
+  });
+  const mid = (top + bottom) / 2;
+  return [
+    ...grid,
+    el('line', { x1: left, x2: left, y1: top, y2: bottom, stroke: '#444' }),
+    text({ x: left - 44, y: mid, transform: `rotate(-90 ${left - 44} ${n1(mid)})`, 'text-anchor': 'middle', 'font-size': 11 }, label),
+  ].join('');
+}
+
 /**
- * The `time-axis` group: a line at `y` from `left` to `right`, a tick and a label every 2 s (5 s
- * for stories over 20 s), and an unlabelled one every `minorStep` s when given; `label` (e.g.
- * 'time (s)') under the ticks when given.
+ * The node budget across a units chart: a dashed line, labelled at its left end (where the units
+ * start low; at the right, overage may take a line over it).
  */
-export function timeAxis({ x, total, y, left, right, label, minorStep }) {
-  const step = total <= 20 ? 2 : 5;
+export function budgetLine({ id, budget, y, left, right, label }) {
+  return el('line', { id, class: 'budget', x1: left, x2: right, y1: y(budget), y2: y(budget), stroke: BUDGET_STROKE, 'stroke-width': 1.5, 'stroke-dasharray': '7 4' }) +
+    text({ x: left + 6, y: y(budget) - 5, 'font-size': 11, fill: BUDGET_STROKE }, label);
+}
+
+/**
+ * The `time-axis` group (or `id`): a line at `y` from `left` to `right` for the seconds `from` to
+ * `total`, a tick and a label every 2 s (5 s over 20 s, 1 s up to 8 s), and an unlabelled one
+ * every `minorStep` s when given; `label` (e.g. 'time (s)') under the ticks when given.
+ */
+export function timeAxis({ x, from = 0, total, y, left, right, label, minorStep, id = 'time-axis' }) {
+  const span = total - from;
+  const step = span <= 8 ? 1 : span <= 20 ? 2 : 5;
   const ticks = [];
   if (minorStep) {
-    for (let t = 0; t <= total + 1e-9; t += minorStep) {
+    for (let t = from; t <= total + 1e-9; t += minorStep) {
       if (Math.abs(t / step - Math.round(t / step)) > 1e-9) ticks.push(el('line', { class: 'minor-tick', x1: x(t), x2: x(t), y1: y, y2: y + 3, stroke: '#888' }));
     }
   }
-  for (let t = 0; t <= total + 1e-9; t += step) {
+  for (let t = Math.ceil(from / step - 1e-9) * step; t <= total + 1e-9; t += step) {
     ticks.push(el('line', { x1: x(t), x2: x(t), y1: y, y2: y + 5, stroke: '#444' }) + text({ x: x(t), y: y + 18, 'text-anchor': 'middle', 'font-size': 11 }, `${t} s`));
   }
   const title = label ? text({ class: 'axis-label', x: (left + right) / 2, y: y + 34, 'text-anchor': 'middle', 'font-size': 11 }, label) : '';
-  return el('g', { id: 'time-axis' }, el('line', { x1: left, x2: right, y1: y, y2: y, stroke: '#444' }) + ticks.join('') + title);
+  return el('g', { id }, el('line', { x1: left, x2: right, y1: y, y2: y, stroke: '#444' }) + ticks.join('') + title);
 }
 
 /** The `legend` group: `items` ({ mark(x, y), label }) in rows from `left` to `right`, starting at `y`. */
