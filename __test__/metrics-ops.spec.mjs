@@ -51,6 +51,9 @@ describe('every counter series exists from the first scrape', () => {
     assert.deepEqual(byLabel(m, 'spend_sentinel_admitted_units_total', 'status'), zeroes(['ready', 'degraded']));
     assert.deepEqual(byLabel(m, 'spend_sentinel_refused_total', 'reason'), zeroes(REFUSAL_REASONS), 'no verified / refresh_indeterminate');
     assert.deepEqual(byLabel(m, 'spend_sentinel_refused_units_total', 'reason'), zeroes(REFUSAL_REASONS));
+    for (const name of ['spend_sentinel_refunded_units_total', 'spend_sentinel_overage_units_total', 'spend_sentinel_reserved_units']) {
+      assert.equal(valueOf(m, name), 0, name);
+    }
   });
 
   test('the first transition moves a series that was already there at 0', async () => {

@@ -119,7 +119,7 @@ function controlledAuthority() {
 }
 
 describe('the exposition format', () => {
-  test('it parses; exactly the fourteen families, each with HELP and TYPE, with their types', () => {
+  test('it parses; exactly the seventeen families, each with HELP and TYPE, with their types', () => {
     const auth = scriptedAuthority((call) => held(call));
     const sentinel = pool.make(fastOptions(auth));
     const text = sentinel.metrics();
@@ -131,7 +131,7 @@ describe('the exposition format', () => {
       FAMILY_TYPES,
       'family set and types',
     );
-    assert.equal(parsed.length, 14, 'the library sees fourteen families too');
+    assert.equal(parsed.length, 17, 'the library sees seventeen families too');
     for (const f of parsed) {
       assert.ok(f.help.length > 0, `${f.name} has a HELP text`);
       assert.equal(f.type, FAMILY_TYPES[f.name].toUpperCase(), `${f.name} TYPE as parsed`);
@@ -187,7 +187,7 @@ describe('the exposition format', () => {
     const before = sentinel.metricFamilies();
     const families = scrape(sentinel);
     const after = sentinel.metricFamilies();
-    assert.ok(Array.isArray(before) && before.length === 14, 'fourteen families as data');
+    assert.ok(Array.isArray(before) && before.length === 17, 'seventeen families as data');
     assert.deepEqual(
       before.map((f) => [f.name, f.type, f.help]),
       [...families.values()].map((f) => [f.name, f.type, f.help]),
@@ -270,6 +270,8 @@ describe('the sentinel families follow its state', () => {
       assert.deepEqual(byLabel(m, 'spend_sentinel_refused_total', 'reason'), expected.refused, `${stage}: refusals by reason`);
 
       assert.equal(valueOf(m, 'spend_sentinel_exposure_units'), sentinel.exposureUnits, `${stage}: unverified units`);
+      assert.equal(valueOf(m, 'spend_sentinel_reserved_units'), 0, `${stage}: no reservation`);
+      assert.equal(valueOf(m, 'spend_sentinel_refunded_units_total') + valueOf(m, 'spend_sentinel_overage_units_total'), 0, `${stage}: nothing settled`);
       assert.equal(valueOf(m, 'spend_sentinel_node_budget_units'), sentinel.nodeBudgetUnits, `${stage}: node budget`);
       assert.equal(valueOf(m, 'spend_sentinel_node_budget_units'), 100);
       assert.equal(valueOf(m, 'spend_sentinel_stale_window_seconds'), sentinel.staleWindowSeconds, `${stage}: stale window`);

@@ -7,7 +7,9 @@ import { nativeNoop } from 'spend-sentinel';
 import type { BreakerCore } from 'spend-sentinel';
 // @ts-expect-error internal: which binding the generated loader loaded
 import { __napiBindingTarget } from 'spend-sentinel';
-import { Sentinel, computeBudget, CircuitBreaker, CircuitOpenError } from 'spend-sentinel';
+// @ts-expect-error internal: the native calls of js/reservation.js
+import { reservationFunctions } from 'spend-sentinel';
+import { Sentinel, computeBudget, CircuitBreaker, CircuitOpenError, Reservation } from 'spend-sentinel';
 import type { SentinelOptions, Readiness, ReadinessReason, TransitionEvent, FleetReadout, FleetRedisError, CircuitBreakerStats } from 'spend-sentinel';
 // The option interfaces (js/option-types.d.ts, generated from the option schema), by name.
 import type {
@@ -53,4 +55,4 @@ export const sameOptions: [
   Equals<NonNullable<ConstructorParameters<typeof CircuitBreaker<string>>[0]>, CircuitBreakerOptions<string>>,
   Equals<NonNullable<SentinelOptions['refresh']>['breaker'], boolean | RefreshBreakerOptions | undefined>,
 ] = [true, true, true, true, true, true];
-export const used = [nativeNoop, __napiBindingTarget, Sentinel, computeBudget, CircuitBreaker, CircuitOpenError, admission, gracefulShutdown];
+export const used = [nativeNoop, __napiBindingTarget, reservationFunctions, Sentinel, computeBudget, CircuitBreaker, CircuitOpenError, Reservation, admission, gracefulShutdown];

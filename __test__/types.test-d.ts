@@ -3,6 +3,8 @@
 // Every `// @ts-expect-error` line must be an error; if the typings are too loose the directive is
 // unused and tsc fails with TS2578.
 import { Sentinel } from '../binding.js';
+// `reserve` is added to the class in JavaScript; its typing comes with the entry's (js/reservation.d.ts).
+import { Reservation } from 'spend-sentinel';
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
@@ -183,8 +185,46 @@ function useSentinel(sentinel: Sentinel): void {
   });
   remove();
 
+  useReservations(sentinel);
   sentinel.drain();
   sentinel.close();
+}
+
+// ---- reservations -------------------------------------------------------------------------------
+function useReservations(sentinel: Sentinel): void {
+  const maybe: Reservation | null = sentinel.reserve(5);
+  const one: Reservation | null = sentinel.reserve();
+  // @ts-expect-error reserve refuses with null, as admit with false
+  const sure: Reservation = sentinel.reserve(5);
+  // @ts-expect-error units is a number
+  sentinel.reserve('5');
+  const reserved: number = sentinel.reservedUnits;
+  // @ts-expect-error read-outs are read-only
+  sentinel.reservedUnits = 0;
+  sentinel.charge(2.5);
+  // @ts-expect-error charge records work already done: units is required
+  sentinel.charge();
+  // @ts-expect-error charge answers nothing
+  const charged: boolean = sentinel.charge(1);
+
+  if (maybe !== null) {
+    const extended: boolean = maybe.extend(10);
+    const extendedByOne: boolean = maybe.extend();
+    const held: number = maybe.heldUnits;
+    const settled: boolean = maybe.settled;
+    // @ts-expect-error read-outs are read-only
+    maybe.heldUnits = 0;
+    // @ts-expect-error actualUnits is required
+    maybe.settle();
+    // @ts-expect-error actualUnits is a number
+    maybe.settle('3');
+    maybe.settle(3);
+    maybe.release();
+  }
+  const found: unknown = one;
+  if (found instanceof Reservation) found.release();
+  // @ts-expect-error only sentinel.reserve() makes one
+  new Reservation();
 }
 
 export {

@@ -3,6 +3,7 @@
 // getter: three crossings) and after (one call of its admission function, decoded), against
 //  (a) nativeNoop(): a zero-argument napi function that does nothing (the floor of any native call);
 //  (b) a plain-JS object doing the same arithmetic (what the call would cost without crossing into Rust).
+// Then reservations (reserve, settle, extend) against admit(1) in the same run.
 // First, the RSS and OS threads the first running sentinel adds to the process.
 // Run: npm run bench   (after npm run build). Prints medians of several runs; asserts nothing.
 import { createRequire } from 'node:module';
@@ -11,7 +12,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { measure, printRatios } from './measure.mjs';
 
-const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = createRequire(import.meta.url)('../binding.js');
+// js/native.js: the binding, with `reserve` added to its Sentinel class (js/reservation.js).
+const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = createRequire(import.meta.url)('../js/native.js');
 
 const CALLS = 2_000_000;
 const RUNS = 7;
@@ -86,8 +88,49 @@ async function main() {
   ];
   const results = rows.map(([name, fn]) => [name, measure(fn, { calls: CALLS, runs: RUNS })]);
   printRatios(`hot path, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls (node ${process.version})`, 'ns/call', results);
+  console.log('');
+  printRatios(
+    `reservations, interleaved batches of ${RESERVATION_BATCH}, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls each`,
+    'ns/call',
+    reservationRows(sentinel),
+  );
   sentinel.close();
   if (sink === 42) console.log('');
+}
+
+const RESERVATION_BATCH = 1000;
+
+/**
+ * [name, median ns per call] of admit(1), reserve(1), settle(1) and extend(1). Each round runs a
+ * batch of each in turn, so the machine's load hits all alike; `reserve` fills a batch of
+ * reservations that `settle` then empties (a server holds a few at a time, not millions alive).
+ */
+function reservationRows(sentinel) {
+  const batch = new Array(RESERVATION_BATCH);
+  const stream = sentinel.reserve(0);
+  let sink = 0;
+  const ops = [
+    ['sentinel.admit(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) sink += sentinel.admit(1) ? 1 : 0; }],
+    ['sentinel.reserve(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) batch[j] = sentinel.reserve(1); }],
+    ['reservation.settle(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) batch[j].settle(1); }],
+    ['reservation.extend(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) sink += stream.extend(1) ? 1 : 0; }],
+  ];
+  const samples = ops.map(() => []);
+  for (let run = -1; run < RUNS; run++) {
+    const ns = ops.map(() => 0n);
+    for (let round = 0; round < CALLS / RESERVATION_BATCH; round++) {
+      for (let k = 0; k < ops.length; k++) {
+        const start = process.hrtime.bigint();
+        ops[k][1]();
+        ns[k] += process.hrtime.bigint() - start;
+      }
+    }
+    if (run >= 0) ns.forEach((total, k) => samples[k].push(Number(total) / CALLS));
+  }
+  stream.release();
+  if (sink === 42) console.log('');
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  return ops.map(([name], k) => [name, median(samples[k])]);
 }
 
 /** A fake authority in a child process, so its own garbage is not counted against the sentinel. */
