@@ -4,10 +4,11 @@
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT};
 use reqwest::{Client, Url};
 
-use super::answer::{outcome_of_body, outcome_of_status, MAX_BODY_BYTES};
+use super::answer::{verdict_of_body, verdict_of_status, MAX_BODY_BYTES};
 use super::client::{client_builder, shared_client};
+use super::failure::cause_of;
 use crate::config::HttpAuthorityConfig;
-use crate::rules::Outcome;
+use crate::rules::{RefreshCause, Verdict};
 use crate::secret::Secret;
 
 pub struct HttpAuthority {
@@ -41,25 +42,27 @@ impl HttpAuthority {
         })
     }
 
-    /// Any transport failure (refused, reset, DNS, TLS) is `Indeterminate`; errors are dropped,
-    /// never shown, because reqwest's messages can carry the URL.
-    pub async fn check(&self) -> Outcome {
+    /// Any transport failure (refused, reset, DNS, TLS) is `Indeterminate` with its cause;
+    /// errors are dropped, never shown, because reqwest's messages can carry the URL.
+    pub async fn check(&self) -> Verdict {
         let request = self
             .client
             .get(self.url.clone())
             .header(self.header.clone(), self.header_value.expose().clone())
             .header(ACCEPT, "application/json");
-        let Ok(mut response) = request.send().await else {
-            return Outcome::Indeterminate;
+        let mut response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => return Verdict::Indeterminate(cause_of(&error)),
         };
-        if let Some(outcome) = outcome_of_status(response.status().as_u16()) {
-            return outcome;
+        if let Some(verdict) = verdict_of_status(response.status().as_u16()) {
+            return verdict;
         }
+        let too_large = Verdict::Indeterminate(RefreshCause::BodyTooLarge);
         if response
             .content_length()
             .is_some_and(|n| n > MAX_BODY_BYTES as u64)
         {
-            return Outcome::Indeterminate;
+            return too_large;
         }
         let mut body = Vec::new();
         loop {
@@ -67,10 +70,11 @@ impl HttpAuthority {
                 Ok(Some(chunk)) if body.len() + chunk.len() <= MAX_BODY_BYTES => {
                     body.extend_from_slice(&chunk)
                 }
-                Ok(Some(_)) | Err(_) => return Outcome::Indeterminate,
+                Ok(Some(_)) => return too_large,
+                Err(error) => return Verdict::Indeterminate(cause_of(&error)),
                 Ok(None) => break,
             }
         }
-        outcome_of_body(&body, &self.pointer, &self.required)
+        verdict_of_body(&body, &self.pointer, &self.required)
     }
 }

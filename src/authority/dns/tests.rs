@@ -18,6 +18,8 @@ use tokio::task::JoinSet;
 
 use super::AsyncResolver;
 use crate::authority::client::client_builder;
+use crate::authority::failure::cause_of;
+use crate::rules::RefreshCause;
 
 /// Set in the child's environment: run the body there instead of starting another child.
 const CHILD: &str = "SPEND_SENTINEL_DNS_TEST_CHILD";
@@ -123,6 +125,42 @@ fn silent_nameserver() {
             "open files grew from {files_before} to {files_after}"
         );
     });
+}
+
+#[tokio::test]
+async fn a_name_the_nameserver_does_not_know_is_the_dns_cause() {
+    let nameserver = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let config = only_nameserver(nameserver.local_addr().unwrap().port());
+    tokio::spawn(answer_no_such_name(nameserver));
+    let client = client_builder()
+        .dns_resolver(Arc::new(AsyncResolver::with_config(config)))
+        .build()
+        .unwrap();
+    let request = client.get(URL).send();
+    let error = tokio::time::timeout(Duration::from_secs(10), request)
+        .await
+        .expect("the nameserver answers at once")
+        .expect_err("the name does not resolve");
+    assert_eq!(cause_of(&error), RefreshCause::Dns);
+}
+
+/// Answers every query: no such name (NXDOMAIN), the question echoed.
+async fn answer_no_such_name(socket: UdpSocket) {
+    let mut buffer = [0; 512];
+    while let Ok((length, from)) = socket.recv_from(&mut buffer).await {
+        let query = &buffer[..length];
+        // The question: the name's labels up to the root's empty one, then type and class.
+        let mut end = 12;
+        while end < length && query[end] != 0 {
+            end += 1 + usize::from(query[end]);
+        }
+        let end = (end + 5).min(length);
+        let mut reply = query[..end].to_vec();
+        // Response, recursion desired and available, NXDOMAIN; one question, no other records.
+        reply[2..4].copy_from_slice(&[0x81, 0x83]);
+        reply[4..12].copy_from_slice(&[0, 1, 0, 0, 0, 0, 0, 0]);
+        let _ = socket.send_to(&reply, from).await;
+    }
 }
 
 /// One UDP nameserver on 127.0.0.1 at `port`, no search list.

@@ -1,0 +1,257 @@
+//! What one refresh concluded: `valid`, a denial, or `indeterminate` and why. The why is a code
+//! from one closed list ([`RefreshCause`]): the log line's `cause`, the label of
+//! `spend_sentinel_refresh_indeterminate_total` and the tables of docs/metrics.md and
+//! docs/http-adapter.md all name these, so an operator reads which mistake or failure to fix
+//! without the authority's text (which can carry the URL or the credential) ever being shown.
+
+use super::evidence::{Denial, Outcome};
+
+/// What one refresh concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Valid,
+    Denied(Denial),
+    /// No proof either way, and why. Never [`RefreshCause::InspectBadValue`]: that one is
+    /// [`Verdict::BadValue`], which also says what the value was.
+    Indeterminate(RefreshCause),
+    /// `inspect` answered something that is not one of the four outcome strings: indeterminate
+    /// with cause `inspect_bad_value`. Only the value's type is kept: the value itself may be
+    /// anything, a secret included.
+    BadValue(JsType),
+}
+
+impl Verdict {
+    /// What `inspect` answered, when it answered a string.
+    pub fn of_inspect_answer(answer: &str) -> Verdict {
+        match Outcome::ALL.into_iter().find(|o| o.as_str() == answer) {
+            Some(Outcome::Valid) => Verdict::Valid,
+            Some(Outcome::InvalidCredential) => Verdict::Denied(Denial::InvalidCredential),
+            Some(Outcome::CapabilityMissing) => Verdict::Denied(Denial::CapabilityMissing),
+            Some(Outcome::Indeterminate) => {
+                Verdict::Indeterminate(RefreshCause::InspectIndeterminate)
+            }
+            None => Verdict::BadValue(JsType::String),
+        }
+    }
+
+    pub fn outcome(self) -> Outcome {
+        match self {
+            Verdict::Valid => Outcome::Valid,
+            Verdict::Denied(Denial::InvalidCredential) => Outcome::InvalidCredential,
+            Verdict::Denied(Denial::CapabilityMissing) => Outcome::CapabilityMissing,
+            Verdict::Indeterminate(_) | Verdict::BadValue(_) => Outcome::Indeterminate,
+        }
+    }
+
+    /// Why the refresh was indeterminate; `None` for `valid` and the denials, which explain
+    /// themselves.
+    pub fn cause(self) -> Option<RefreshCause> {
+        match self {
+            Verdict::Indeterminate(cause) => Some(cause),
+            Verdict::BadValue(_) => Some(RefreshCause::InspectBadValue),
+            Verdict::Valid | Verdict::Denied(_) => None,
+        }
+    }
+}
+
+/// Why a refresh was `indeterminate`. Each names what to look at; the doc comments are the
+/// tables' meanings (docs/metrics.md, docs/http-adapter.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshCause {
+    /// `refresh.breaker` is open: the authority was not called.
+    BreakerOpen,
+    /// HTTP: no whole answer (connection, headers and body) within `refresh.timeoutMs`.
+    Timeout,
+    /// HTTP: the URL's host name did not resolve.
+    Dns,
+    /// HTTP: no connection could be made (refused, unreachable).
+    Connect,
+    /// HTTP: the TLS handshake failed: a certificate not trusted (`caPem`), not for this host,
+    /// or a server that closed the handshake.
+    Tls,
+    /// HTTP: connected, then the connection closed or was reset before the whole answer, or
+    /// what came back was not HTTP.
+    ConnectionLost,
+    /// HTTP: a redirect, which is never followed (the URL is not the API's).
+    Http3xx,
+    /// HTTP: a 4xx other than 401, 402, 403 and 429 (a 404 is most often a wrong path).
+    Http4xx,
+    /// HTTP: 429, the authority is asked more often than it allows.
+    Http429,
+    /// HTTP: a 5xx, the authority (or a proxy in front of it) failed.
+    Http5xx,
+    /// HTTP: a status outside 2xx–5xx (a final 1xx, or above 599).
+    HttpOtherStatus,
+    /// HTTP: a 2xx body over 64 KiB.
+    BodyTooLarge,
+    /// HTTP: a 2xx body that is not JSON.
+    BodyNotJson,
+    /// HTTP: 2xx JSON without an array of strings or an object at `capabilitiesPointer`.
+    BodyNoCapabilities,
+    /// `inspect` threw.
+    InspectThrew,
+    /// The promise `inspect` returned rejected.
+    InspectRejected,
+    /// `inspect` answered something that is not one of the four outcome strings.
+    InspectBadValue,
+    /// `inspect` did not answer within `refresh.timeoutMs`.
+    InspectTimeout,
+    /// `inspect` answered `'indeterminate'` itself.
+    InspectIndeterminate,
+}
+
+impl RefreshCause {
+    /// Every cause, once, in declaration order: the metric's label values in this order.
+    pub const ALL: [RefreshCause; 19] = [
+        RefreshCause::BreakerOpen,
+        RefreshCause::Timeout,
+        RefreshCause::Dns,
+        RefreshCause::Connect,
+        RefreshCause::Tls,
+        RefreshCause::ConnectionLost,
+        RefreshCause::Http3xx,
+        RefreshCause::Http4xx,
+        RefreshCause::Http429,
+        RefreshCause::Http5xx,
+        RefreshCause::HttpOtherStatus,
+        RefreshCause::BodyTooLarge,
+        RefreshCause::BodyNotJson,
+        RefreshCause::BodyNoCapabilities,
+        RefreshCause::InspectThrew,
+        RefreshCause::InspectRejected,
+        RefreshCause::InspectBadValue,
+        RefreshCause::InspectTimeout,
+        RefreshCause::InspectIndeterminate,
+    ];
+
+    /// The position in [`RefreshCause::ALL`] (declaration order; a test holds the two together).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefreshCause::BreakerOpen => "breaker_open",
+            RefreshCause::Timeout => "timeout",
+            RefreshCause::Dns => "dns",
+            RefreshCause::Connect => "connect",
+            RefreshCause::Tls => "tls",
+            RefreshCause::ConnectionLost => "connection_lost",
+            RefreshCause::Http3xx => "http_3xx",
+            RefreshCause::Http4xx => "http_4xx",
+            RefreshCause::Http429 => "http_429",
+            RefreshCause::Http5xx => "http_5xx",
+            RefreshCause::HttpOtherStatus => "http_other_status",
+            RefreshCause::BodyTooLarge => "body_too_large",
+            RefreshCause::BodyNotJson => "body_not_json",
+            RefreshCause::BodyNoCapabilities => "body_no_capabilities",
+            RefreshCause::InspectThrew => "inspect_threw",
+            RefreshCause::InspectRejected => "inspect_rejected",
+            RefreshCause::InspectBadValue => "inspect_bad_value",
+            RefreshCause::InspectTimeout => "inspect_timeout",
+            RefreshCause::InspectIndeterminate => "inspect_indeterminate",
+        }
+    }
+}
+
+/// A JavaScript value's type as `typeof` names it, with `null` apart (`typeof null` is
+/// `'object'`, which would mislead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsType {
+    Undefined,
+    Null,
+    Boolean,
+    Number,
+    BigInt,
+    /// With [`Verdict::BadValue`]: a string that is not one of the four outcomes.
+    String,
+    Symbol,
+    Object,
+    Function,
+}
+
+impl JsType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JsType::Undefined => "undefined",
+            JsType::Null => "null",
+            JsType::Boolean => "boolean",
+            JsType::Number => "number",
+            JsType::BigInt => "bigint",
+            JsType::String => "string",
+            JsType::Symbol => "symbol",
+            JsType::Object => "object",
+            JsType::Function => "function",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_sits_at_its_index_under_its_own_name() {
+        for (i, cause) in RefreshCause::ALL.into_iter().enumerate() {
+            assert_eq!(cause.index(), i, "{cause:?}");
+        }
+        let mut names: Vec<&str> = RefreshCause::ALL.map(RefreshCause::as_str).to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), RefreshCause::ALL.len(), "a name is used twice");
+    }
+
+    #[test]
+    fn inspect_answers_are_the_four_outcome_strings_exactly() {
+        assert_eq!(Verdict::of_inspect_answer("valid"), Verdict::Valid);
+        assert_eq!(
+            Verdict::of_inspect_answer("invalid_credential"),
+            Verdict::Denied(Denial::InvalidCredential)
+        );
+        assert_eq!(
+            Verdict::of_inspect_answer("capability_missing"),
+            Verdict::Denied(Denial::CapabilityMissing)
+        );
+        assert_eq!(
+            Verdict::of_inspect_answer("indeterminate"),
+            Verdict::Indeterminate(RefreshCause::InspectIndeterminate)
+        );
+        for other in ["VALID", "valid ", "", "ok", "true"] {
+            assert_eq!(
+                Verdict::of_inspect_answer(other),
+                Verdict::BadValue(JsType::String),
+                "{other:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_an_indeterminate_verdict_has_a_cause() {
+        let cases = [
+            (Verdict::Valid, Outcome::Valid, None),
+            (
+                Verdict::Denied(Denial::InvalidCredential),
+                Outcome::InvalidCredential,
+                None,
+            ),
+            (
+                Verdict::Denied(Denial::CapabilityMissing),
+                Outcome::CapabilityMissing,
+                None,
+            ),
+            (
+                Verdict::Indeterminate(RefreshCause::Http5xx),
+                Outcome::Indeterminate,
+                Some(RefreshCause::Http5xx),
+            ),
+            (
+                Verdict::BadValue(JsType::Boolean),
+                Outcome::Indeterminate,
+                Some(RefreshCause::InspectBadValue),
+            ),
+        ];
+        for (verdict, outcome, cause) in cases {
+            assert_eq!((verdict.outcome(), verdict.cause()), (outcome, cause));
+        }
+    }
+}
