@@ -1,5 +1,6 @@
 // A streamed model answer under a token budget:  node examples/streaming-tokens.mjs
-// (env: see sentinel-from-env.mjs; here a unit is a token, so BUDGET_UNITS is b in tokens).
+// (env: see sentinel-from-env.mjs; here a unit is a token, so SPEND_SENTINEL_BUDGET_UNVERIFIED_UNITS
+// is b in tokens).
 //   curl -N localhost:3000/v1/complete -H 'x-api-key: demo-key' -H 'content-type: application/json' \
 //        -d '{"prompt":"tell me about budgets"}'
 // An answer's length is known only once it is written. So the guard reserves the prompt and a

@@ -56,8 +56,9 @@ export interface FleetOptions {
    */
   redis?: string;
   /**
-   * The *name* of an environment variable holding the Redis URL (read once, at construction).
-   * `[A-Za-z_][A-Za-z0-9_]*`, set and not empty; give this or `redis`; at most 256 bytes.
+   * The *name* of an environment variable holding the Redis URL (read once, at construction; one
+   * trailing newline is dropped). `[A-Za-z_][A-Za-z0-9_]*`, set and not empty; give this or
+   * `redis`; at most 256 bytes.
    */
   redisEnv?: string;
   /**
@@ -180,14 +181,14 @@ export interface HttpAuthorityOptions {
   /** Allows a plain http URL (tests, sidecars on localhost). Default: `false`. */
   allowInsecureHttp?: boolean;
   /**
-   * The API credential. Visible ASCII characters (`!` to `~`), not empty; give this or
-   * `credentialEnv`; at most 4096 bytes.
+   * The API credential; never printed. Visible ASCII characters (`!` to `~`), not empty; give this
+   * or `credentialEnv`; at most 4096 bytes.
    */
   credential?: string;
   /**
-   * The *name* of an environment variable holding the credential (read once, at construction).
-   * `[A-Za-z_][A-Za-z0-9_]*`, set and not empty, holding a valid credential; give this or
-   * `credential`; at most 256 bytes.
+   * The *name* of an environment variable holding the credential (read once, at construction; one
+   * trailing newline is dropped). `[A-Za-z_][A-Za-z0-9_]*`, set and not empty, holding a valid
+   * credential; give this or `credential`; at most 256 bytes.
    */
   credentialEnv?: string;
   /**
@@ -339,3 +340,19 @@ export interface CircuitBreakerOptions<F = never> {
    */
   fallback?: (info: FallbackInfo) => F | PromiseLike<F>;
 }
+
+/**
+ * The overrides of `Sentinel.fromEnv(env, overrides)`: any part of the options, merged over the
+ * environment's key by key (objects merge; any other value replaces the environment's, and
+ * `undefined` changes nothing). Code-only options (`logger`, `authority.inspect`) are given here.
+ */
+export type SentinelOverrides = Overrides<SentinelOptions>;
+
+/** Every member optional, down to the options; functions and lists stay whole. */
+type Overrides<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly unknown[]
+    ? T
+    : T extends object
+      ? { [K in keyof T]?: Overrides<T[K]> }
+      : T;

@@ -21,6 +21,7 @@ const REASON_FILL = {
   no_fleet_lease: '#a04000',
   shutting_down: '#455a64',
   internal_error: '#000000',
+  held: '#5d4037',
 };
 const TEXT_ON = (fill) => (fill === REASON_FILL.refresh_indeterminate ? '#222' : '#fff');
 const NODE_STROKE = ['#1f6fd1', '#8e44ad'];

@@ -6,6 +6,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Url;
 
 use crate::options::catalog::INSPECT_AUTHORITY;
+use crate::options::env::without_one_newline;
 use crate::options::limits::{CAPABILITIES, CAPABILITY_BYTES, CREDENTIAL_BYTES, FORBIDDEN_HEADERS};
 use crate::options::{check_length, error, is_env_name, ConfigError, RawValue, Section};
 use crate::secret::Secret;
@@ -178,10 +179,10 @@ fn parse_credential(
              with a digit), not its value",
         ));
     }
-    match env(name) {
+    match env(name).as_deref().map(without_one_newline) {
         Some(value) if !value.is_empty() => {
-            check_length("authority.credentialEnv", &value, CREDENTIAL_BYTES)?;
-            check_credential("authority.credentialEnv", &value)
+            check_length("authority.credentialEnv", value, CREDENTIAL_BYTES)?;
+            check_credential("authority.credentialEnv", value)
         }
         Some(_) => Err(error(
             "authority.credentialEnv",

@@ -1,10 +1,10 @@
 //! `budget` and `refresh` options → where the node budget comes from and the refresh cadence.
 //! The arithmetic and its messages are the rules' (`crate::rules::budget` and `crate::rules::cadence`).
 
-use super::fleet::{parse_fleet, FleetConfig};
+use super::fleet::{parse_fleet, parse_fleet_shape, FleetConfig};
 use crate::options::{error, ConfigError, Section};
 use crate::rules::budget::fixed::{compute_budget, BudgetInput};
-use crate::rules::budget::lease::FleetBudget;
+use crate::rules::budget::lease::{FleetBudget, FleetShape};
 use crate::rules::cadence::{compute_cadence, CadenceInput};
 use crate::rules::{BudgetSource, CadencePlan};
 
@@ -12,6 +12,27 @@ pub(super) fn parse_budget(
     top: &Section<'_>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(BudgetSource, Option<FleetConfig>), ConfigError> {
+    parse_budget_with(top, |fleet, input| {
+        let config = parse_fleet(fleet, input, env)?;
+        Ok((config.shape, config))
+    })
+}
+
+/// The `window` calculator's budget: the same rules and errors, but of `budget.fleet` only its
+/// shape (`maxNodes`, `reserve`, `leaseSeconds`): the calculator connects to no Redis.
+pub(super) fn parse_budget_shape(top: &Section<'_>) -> Result<BudgetSource, ConfigError> {
+    let (source, _) = parse_budget_with(top, |fleet, input| {
+        Ok((parse_fleet_shape(fleet, input)?, ()))
+    })?;
+    Ok(source)
+}
+
+/// `budget`, with `fleet_options` reading `budget.fleet` (once b and r passed their own checks)
+/// into the fleet's shape and whatever else the caller needs of it.
+fn parse_budget_with<T>(
+    top: &Section<'_>,
+    fleet_options: impl FnOnce(&Section<'_>, &BudgetInput) -> Result<(FleetShape, T), ConfigError>,
+) -> Result<(BudgetSource, Option<T>), ConfigError> {
     let budget = top.section("budget")?.ok_or_else(|| {
         error(
             "budget",
@@ -40,25 +61,15 @@ pub(super) fn parse_budget(
     }
     // b and r first (their own errors), then the fleet options.
     checked(&input)?;
-    let fleet = parse_fleet(
-        &fleet,
-        input.fleet_ceiling_units,
-        input.max_units_per_second,
-        input.max_stale_seconds,
-        env,
-    )?;
+    let (shape, fleet) = fleet_options(&fleet, &input)?;
     // The largest node budget is floor + pool: maxStaleSeconds must not pass its window, by the
     // rule of a fixed budget.
-    let shape = &fleet.shape;
     let largest_share = (shape.floor_units() + shape.pool_units()) / shape.fleet_ceiling_units;
     checked(&BudgetInput {
         share: Some(largest_share.min(1.0)),
         ..input
     })?;
-    Ok((
-        BudgetSource::Fleet(FleetBudget::new(fleet.shape)),
-        Some(fleet),
-    ))
+    Ok((BudgetSource::Fleet(FleetBudget::new(shape)), Some(fleet)))
 }
 
 /// Explicit refresh options are checked against the smallest window the node can run with (a
@@ -75,12 +86,8 @@ pub(super) fn parse_cadence(
             timeout_ms: refresh.number("timeoutMs")?,
         },
     };
-    let smallest_stale_window = match budget {
-        BudgetSource::Static(budget) => budget.stale_window,
-        BudgetSource::Fleet(fleet) => fleet.shape.smallest_stale_window(),
-    };
-    let cadence =
-        compute_cadence(&input, smallest_stale_window).map_err(|e| error(e.option(), e.rule()))?;
+    let cadence = compute_cadence(&input, budget.smallest_stale_window())
+        .map_err(|e| error(e.option(), e.rule()))?;
     let plan = CadencePlan::from_input(&input, cadence);
     Ok(match budget {
         BudgetSource::Static(_) => plan,

@@ -6,8 +6,10 @@ use std::time::Duration;
 use reqwest::Url;
 
 use crate::numbers::saturating_u32;
+use crate::options::env::without_one_newline;
 use crate::options::limits::{FLEET_NAME_BYTES, URL_BYTES};
 use crate::options::{check_length, error, is_env_name, ConfigError, Section};
+use crate::rules::budget::fixed::BudgetInput;
 use crate::rules::budget::lease::FleetShape;
 use crate::secret::Secret;
 
@@ -39,17 +41,29 @@ pub struct ClientCertificate {
     pub key: Secret<String>,
 }
 
-/// Parses `budget.fleet` for a budget of `b` units at `r` units/s.
+/// Parses `budget.fleet` for the budget `input` (b, r and `maxStaleSeconds`).
 pub(crate) fn parse_fleet(
     fleet: &Section<'_>,
-    b: f64,
-    r: f64,
-    max_stale: Option<f64>,
+    input: &BudgetInput,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<FleetConfig, ConfigError> {
     let redis_url = parse_redis_url(fleet, env)?;
     let tls = parse_tls(fleet, redis_url.expose().starts_with("rediss:"))?;
     let name = parse_name(fleet)?;
+    Ok(FleetConfig {
+        redis_url,
+        tls,
+        name,
+        shape: parse_fleet_shape(fleet, input)?,
+    })
+}
+
+/// The fleet's shape (`maxNodes`, `reserve`, `leaseSeconds`) for the budget `input`: all of
+/// `budget.fleet` the `window` calculator needs (it reaches no Redis).
+pub(crate) fn parse_fleet_shape(
+    fleet: &Section<'_>,
+    input: &BudgetInput,
+) -> Result<FleetShape, ConfigError> {
     // Ranges and defaults are the schema's.
     let Some(max_nodes) = fleet.number("maxNodes")? else {
         return Err(error(
@@ -59,20 +73,15 @@ pub(crate) fn parse_fleet(
     };
     let reserve = fleet.number_or_default("reserve")?;
     let lease_seconds = fleet.number_or_default("leaseSeconds")?;
-    Ok(FleetConfig {
-        redis_url,
-        tls,
-        name,
-        shape: FleetShape {
-            fleet_ceiling_units: b,
-            max_units_per_second: r,
-            // A whole number from 1 to 10000.
-            max_nodes: saturating_u32(max_nodes),
-            reserve,
-            // In range: 5 to 600 s.
-            lease: Duration::from_secs_f64(lease_seconds),
-            max_stale: max_stale.map(Duration::from_secs_f64),
-        },
+    Ok(FleetShape {
+        fleet_ceiling_units: input.fleet_ceiling_units,
+        max_units_per_second: input.max_units_per_second,
+        // A whole number from 1 to 10000.
+        max_nodes: saturating_u32(max_nodes),
+        reserve,
+        // In range: 5 to 600 s.
+        lease: Duration::from_secs_f64(lease_seconds),
+        max_stale: input.max_stale_seconds.map(Duration::from_secs_f64),
     })
 }
 
@@ -179,7 +188,8 @@ fn parse_redis_url(
                      starting with a digit), not its value",
                 ));
             }
-            let value = env(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+            let value = env(name).map(|v| without_one_newline(&v).to_owned());
+            let value = value.filter(|v| !v.is_empty()).ok_or_else(|| {
                 error(
                     &path,
                     "the environment variable it names is not set or empty",

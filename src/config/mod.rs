@@ -13,6 +13,8 @@ mod fleet;
 mod method_options;
 
 #[cfg(test)]
+mod from_env_tests;
+#[cfg(test)]
 mod schema_tests;
 #[cfg(test)]
 mod tests;
@@ -23,7 +25,7 @@ pub use fleet::FleetConfig;
 pub use method_options::{parse_metrics_options, parse_when_ready};
 
 use crate::options::catalog::{LOGGER_RULE, SENTINEL};
-use crate::options::{error, ConfigError, RawValue, Section};
+use crate::options::{error, ConfigError, EnvOptions, RawValue, Section};
 use crate::rules::breaker::BreakerSettings;
 use crate::rules::{Budget, BudgetSource, CadencePlan};
 
@@ -31,6 +33,10 @@ use crate::rules::{Budget, BudgetSource, CadencePlan};
 pub struct Config {
     pub budget: BudgetSource,
     pub cadence: CadencePlan,
+    /// Neither `refresh.minIntervalMs` nor `refresh.maxIntervalMs` given: how often the
+    /// authority is asked follows from the budget alone, so the constructor says when that is
+    /// more than once a second (explicit pauses are the user's own choice).
+    pub default_pauses: bool,
     /// `budget.fleet`: the grant is leased from Redis when given.
     pub fleet: Option<FleetConfig>,
     pub authority: AuthorityConfig,
@@ -56,6 +62,9 @@ pub fn parse_options(
     let (budget, fleet) = budget::parse_budget(&top, env)?;
     let refresh = top.section("refresh")?;
     let cadence = budget::parse_cadence(refresh.as_ref(), &budget)?;
+    let default_pauses = refresh
+        .as_ref()
+        .is_none_or(|r| !r.has("minIntervalMs") && !r.has("maxIntervalMs"));
     let authority = authority::parse_authority(&top, env)?;
     let breaker = match &refresh {
         Some(refresh) => breaker::parse_refresh_breaker(refresh)?,
@@ -64,14 +73,30 @@ pub fn parse_options(
     Ok(Config {
         budget,
         cadence,
+        default_pauses,
         fleet,
         authority,
         breaker,
     })
 }
 
-/// Only the `budget` options (for the `window` calculator): the same rules, the same errors.
-/// A fleet's node budget changes at run time, so the calculator refuses `fleet`.
+/// `Sentinel.fromEnv(env, overrides)`: the options the `SPEND_SENTINEL_*` variables of `env` give,
+/// with `overrides` merged over them, parsed as the constructor parses its own; `credentialEnv`
+/// and `redisEnv` name variables of the same `env`. An error about an option the environment
+/// gives names its variable. The [`EnvOptions`] name the errors of what comes after parsing too.
+pub fn parse_env_options(
+    env: &RawValue,
+    overrides: &RawValue,
+) -> Result<(Config, EnvOptions), ConfigError> {
+    let from_env = EnvOptions::read(env, overrides)?;
+    let config = parse_options(from_env.options(), &|name| from_env.lookup(name))
+        .map_err(|err| from_env.name(err))?;
+    Ok((config, from_env))
+}
+
+/// Only the `budget` options (for `computeBudget`): the same rules, the same errors. A fleet's
+/// node budget changes at run time, so `computeBudget` refuses `fleet` (the `window` calculator
+/// shows a fleet's figures for a number of live nodes: [`parse_calculator_budget`]).
 pub fn parse_budget_options(budget: &RawValue) -> Result<Budget, ConfigError> {
     let top = RawValue::Object(vec![("budget".to_owned(), budget.clone())]);
     match budget::parse_budget(&Section::new("", &top, &SENTINEL)?, &|_| None)? {
@@ -82,4 +107,11 @@ pub fn parse_budget_options(budget: &RawValue) -> Result<Budget, ConfigError> {
              its floor plus a grant that changes while it runs",
         )),
     }
+}
+
+/// The `budget` options for the `window` calculator: fixed budgets as `new Sentinel` reads them,
+/// and fleet budgets from their shape alone (no Redis URL or fleet name needed).
+pub fn parse_calculator_budget(budget: &RawValue) -> Result<BudgetSource, ConfigError> {
+    let top = RawValue::Object(vec![("budget".to_owned(), budget.clone())]);
+    budget::parse_budget_shape(&Section::new("", &top, &SENTINEL)?)
 }

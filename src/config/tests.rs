@@ -121,6 +121,44 @@ fn max_stale_is_one_rule_for_a_fixed_budget_and_a_fleet() {
     }
 }
 
+/// The `window` calculator reads `budget.fleet` without Redis (no `redis`, no `name`): the very
+/// budget `new Sentinel` runs with, and the same errors.
+#[test]
+fn the_calculator_reads_a_fleets_shape_alone_by_the_same_rules() {
+    let budget = |max_stale: f64, fleet: RawValue| {
+        obj(&[
+            ("unverifiedUnits", n(200.0)),
+            ("maxUnitsPerSecond", n(20.0)),
+            ("maxStaleSeconds", n(max_stale)),
+            ("fleet", fleet),
+        ])
+    };
+    let shape = || obj(&[("maxNodes", n(4.0))]);
+    let sentinel = parse_options(&budget_with_max_stale(6.0, true), &no_env).unwrap();
+    assert_eq!(
+        parse_calculator_budget(&budget(6.0, shape())).unwrap(),
+        sentinel.budget
+    );
+    let fixed = obj(&[
+        ("unverifiedUnits", n(200.0)),
+        ("maxUnitsPerSecond", n(20.0)),
+    ]);
+    assert_eq!(
+        parse_calculator_budget(&fixed).unwrap(),
+        BudgetSource::Static(parse_budget_options(&fixed).unwrap())
+    );
+    for (refused, path) in [
+        (budget(8.2, shape()), "budget.maxStaleSeconds"),
+        (budget(6.0, obj(&[])), "budget.fleet.maxNodes"),
+        (
+            budget(6.0, obj(&[("maxNodes", n(4.0)), ("reserve", n(1.0))])),
+            "budget.fleet.reserve",
+        ),
+    ] {
+        assert_eq!(parse_calculator_budget(&refused).unwrap_err().path, path);
+    }
+}
+
 #[test]
 fn bad_options_name_their_path() {
     let cases = [

@@ -18,6 +18,7 @@ const OPT: Opt = Opt {
     doc: "",
     rule: "",
     none_of: &[],
+    secret: false,
 };
 
 const GROUP: Group = Group {
@@ -56,6 +57,17 @@ pub struct DocTable {
     pub name: &'static str,
     pub page: &'static str,
     pub groups: &'static [&'static Group],
+    pub rows: Rows,
+}
+
+/// What a documentation table lists.
+#[cfg(test)]
+pub enum Rows {
+    /// One row per option: what it is, its default, its rule.
+    Options,
+    /// One row per environment variable of `Sentinel.fromEnv` (`super::env`), of the groups'
+    /// options and the options nested in them.
+    Variables,
 }
 
 #[cfg(test)]
@@ -70,26 +82,37 @@ pub static DOC_TABLES: &[DocTable] = &[
             &HTTP_AUTHORITY,
             &INSPECT_AUTHORITY,
         ],
+        rows: Rows::Options,
+    },
+    DocTable {
+        name: "env",
+        page: "docs/api.md",
+        groups: &[&SENTINEL],
+        rows: Rows::Variables,
     },
     DocTable {
         name: "methods",
         page: "docs/api.md",
         groups: &[&WHEN_READY, &METRICS],
+        rows: Rows::Options,
     },
     DocTable {
         name: "fleet",
         page: "docs/fleet.md",
         groups: &[&FLEET, &FLEET_TLS],
+        rows: Rows::Options,
     },
     DocTable {
         name: "circuit-breaker",
         page: "docs/circuit-breaker.md",
         groups: &[&CIRCUIT_BREAKER],
+        rows: Rows::Options,
     },
     DocTable {
         name: "refresh-breaker",
         page: "docs/circuit-breaker.md",
         groups: &[&REFRESH_BREAKER],
+        rows: Rows::Options,
     },
 ];
 
@@ -205,6 +228,7 @@ pub static FLEET: Group = Group {
             },
             doc: "The Redis URL (user, password and db allowed); never printed",
             rule: "`redis://` or `rediss://` with a host; give this or `redisEnv`",
+            secret: true,
             ..OPT
         },
         Opt {
@@ -213,7 +237,7 @@ pub static FLEET: Group = Group {
                 max_bytes: limits::ENV_NAME_BYTES,
             },
             doc: "The *name* of an environment variable holding the Redis URL (read once, at \
-                  construction)",
+                  construction; one trailing newline is dropped)",
             rule: "`[A-Za-z_][A-Za-z0-9_]*`, set and not empty; give this or `redis`",
             ..OPT
         },
@@ -316,6 +340,7 @@ pub static FLEET_TLS: Group = Group {
             },
             doc: "The client certificate's private key; a secret, never printed",
             rule: "PEM (PKCS #8, PKCS #1 or SEC1); give `cert` and `key` together",
+            secret: true,
             ..OPT
         },
     ],
@@ -393,8 +418,9 @@ pub static HTTP_AUTHORITY: Group = Group {
             kind: Kind::String {
                 max_bytes: limits::CREDENTIAL_BYTES,
             },
-            doc: "The API credential",
+            doc: "The API credential; never printed",
             rule: "visible ASCII characters (`!` to `~`), not empty; give this or `credentialEnv`",
+            secret: true,
             ..OPT
         },
         Opt {
@@ -403,7 +429,7 @@ pub static HTTP_AUTHORITY: Group = Group {
                 max_bytes: limits::ENV_NAME_BYTES,
             },
             doc: "The *name* of an environment variable holding the credential (read once, at \
-                  construction)",
+                  construction; one trailing newline is dropped)",
             rule: "`[A-Za-z_][A-Za-z0-9_]*`, set and not empty, holding a valid credential; give \
                    this or `credential`",
             ..OPT
@@ -446,6 +472,7 @@ pub static HTTP_AUTHORITY: Group = Group {
             doc: "The header that carries the credential",
             rule: "a valid HTTP header name",
             none_of: limits::FORBIDDEN_HEADERS,
+            ..OPT
         },
         Opt {
             key: "scheme",

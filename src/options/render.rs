@@ -1,7 +1,8 @@
 //! The option schema as TypeScript interfaces (`js/option-types.d.ts`) and as the docs' tables.
 //! Both say the same things: what an option is for, its type, its rule, its default.
 
-use super::catalog::{DocTable, ALL};
+use super::catalog::{DocTable, Rows, ALL};
+use super::env;
 use super::schema::{Default, Group, Kind, Opt};
 use crate::rules::JsNumber;
 
@@ -12,6 +13,25 @@ const TYPINGS_HEADER: &str = "\
 // tables of docs/.
 import type { RefreshOutcome } from '../binding';
 import type { FallbackInfo } from './breaker';
+";
+
+/// What the typings say beyond the groups: the overrides of `Sentinel.fromEnv`.
+const TYPINGS_FOOTER: &str = "
+/**
+ * The overrides of `Sentinel.fromEnv(env, overrides)`: any part of the options, merged over the
+ * environment's key by key (objects merge; any other value replaces the environment's, and
+ * `undefined` changes nothing). Code-only options (`logger`, `authority.inspect`) are given here.
+ */
+export type SentinelOverrides = Overrides<SentinelOptions>;
+
+/** Every member optional, down to the options; functions and lists stay whole. */
+type Overrides<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly unknown[]
+    ? T
+    : T extends object
+      ? { [K in keyof T]?: Overrides<T[K]> }
+      : T;
 ";
 
 /// Width of the typings' JSDoc lines.
@@ -37,11 +57,47 @@ pub fn typescript() -> String {
         }
         out.push_str("}\n");
     }
+    out.push_str(TYPINGS_FOOTER);
     out
 }
 
 /// The table's lines, header included (what goes between its markers).
 pub fn doc_table(table: &DocTable) -> String {
+    match table.rows {
+        Rows::Options => option_rows(table),
+        Rows::Variables => variable_rows(table),
+    }
+}
+
+/// `Sentinel.fromEnv`'s variables: the option each one sets, how its value is read, and whether
+/// it is a secret (never shown; one trailing newline dropped).
+fn variable_rows(table: &DocTable) -> String {
+    let mut out = String::from("| variable | option | value | secret |\n|---|---|---|---|\n");
+    for group in table.groups {
+        for variable in env::variables_of(group) {
+            let value = match &variable.opt.kind {
+                Kind::Number(_) => "a number".to_owned(),
+                Kind::Boolean => "`true` or `false`".to_owned(),
+                Kind::SwitchOrObject(_) => "`true`".to_owned(),
+                Kind::StringList { .. } => "comma-separated".to_owned(),
+                Kind::Choice(names) => names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => "text".to_owned(),
+            };
+            let secret = if variable.opt.secret { "yes" } else { "" };
+            out.push_str(&format!(
+                "| `{}` | `{}` | {value} | {secret} |\n",
+                variable.name, variable.path
+            ));
+        }
+    }
+    out
+}
+
+fn option_rows(table: &DocTable) -> String {
     let mut out = String::from("| option | what it is | default | rule |\n|---|---|---|---|\n");
     for group in table.groups {
         for opt in group.all() {

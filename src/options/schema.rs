@@ -54,6 +54,9 @@ pub struct Opt {
     pub rule: &'static str,
     /// Values the parser's code refuses (its message says why); the rule lists them.
     pub none_of: &'static [&'static str],
+    /// A secret (docs/api.md, Limits): never printed, and read from the environment it loses
+    /// one trailing newline (a secret made from a file).
+    pub secret: bool,
 }
 
 /// The value's type, with the checks simple enough for the parser to apply from here.
