@@ -143,8 +143,9 @@ for (const fw of FRAMEWORKS) {
       // What does fit is still admitted, up to exactly the node budget.
       assertAdmitted(await postUsage(app, 40), 40);
       assert.equal(sentinel.exposureUnits, 100);
-      assertReadyBody(await getReady(app), 503, 'not_ready', 'budget_exhausted');
-      assertRefused(await postUsage(app, 0), 'budget_exhausted', defaultRetryAfter(sentinel));
+      // A spent budget refuses requests, not the pod: /ready stays 200, degraded.
+      assertReadyBody(await getReady(app), 200, 'degraded', 'budget_exhausted');
+      assertRefused(await postUsage(app, 1), 'budget_exhausted', defaultRetryAfter(sentinel));
       assert.equal(sentinel.exposureUnits, 100);
     });
 
@@ -197,6 +198,10 @@ for (const fw of FRAMEWORKS) {
       }
       assertAdmitted(await postUsage(app, 60), 60);
       assertRefused(await postUsage(app, 50), 'budget_exhausted', '5');
+      // Nor do the client's mistakes: units no node budget can hold (the fixed budget was read
+      // when the guard was made), and units that are not units (the addon judged them).
+      assert.equal((await postUsage(app, 150)).status, 413);
+      assert.equal((await postUsage(app, -1)).status, 400);
       assert.deepEqual(reads, []);
     });
 
@@ -277,13 +282,14 @@ for (const fw of FRAMEWORKS) {
     });
 
     for (const bad of ['-1', 'NaN']) {
-      test(`a units function returning ${bad}: 500, ledger unchanged`, async () => {
+      test(`a units function returning ${bad}: 400 invalid_units, ledger unchanged`, async () => {
         const { sentinel } = await readyHeld();
         const app = await startApp(fw, sentinel); // harness units: Number(x-units)
         assertAdmitted(await postUsage(app, 4), 4);
         const res = await postUsage(app, bad);
-        assert.equal(res.status, 500, `${res.status} ${res.text}`);
-        assert.deepEqual(res.json, { error: 'internal' });
+        assert.equal(res.status, 400, `${res.status} ${res.text}`);
+        assert.deepEqual(res.json, { error: 'invalid_units' });
+        assert.equal(res.headers.get('retry-after'), null);
         assert.equal(sentinel.exposureUnits, 4);
         assertReadyBody(await getReady(app), 200, 'ready', 'verified');
       });

@@ -4,6 +4,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Sentinel, Reservation } from 'spend-sentinel';
 import { probes, admission, gracefulShutdown } from 'spend-sentinel/express';
+import type { NotAdmittedBody, InvalidUnitsBody } from 'spend-sentinel/express';
 import spendSentinel from 'spend-sentinel/fastify';
 
 declare const sentinel: Sentinel;
@@ -137,3 +138,21 @@ function settledUsage() {
   void fastifySettle;
 }
 void settledUsage;
+
+// ---- the guard's answers, as a client reads them: 503 / 413 `not_admitted`, 400 `invalid_units` ----
+function guardAnswers(status: number, body: NotAdmittedBody | InvalidUnitsBody) {
+  if (body.error === 'invalid_units') return 'fix the request';
+  const tooLarge: NotAdmittedBody = { error: 'not_admitted', reason: 'exceeds_node_budget' };
+  const later: spendSentinel.NotAdmittedBody = { error: 'not_admitted', reason: 'budget_exhausted' };
+  const invalid: spendSentinel.InvalidUnitsBody = { error: 'invalid_units' };
+  // @ts-expect-error a refusal's reason is a readiness reason or exceeds_node_budget
+  const unknown: NotAdmittedBody = { error: 'not_admitted', reason: 'too_big' };
+  void [tooLarge, later, invalid, unknown];
+  // A missing field is the client's mistake (400), so `units` may answer `undefined`.
+  admission<{}, unknown, { units?: number }>(sentinel, { units: (req) => req.body.units });
+  spendSentinel.admission<{ Body: { units?: number } }>(sentinel, { units: (req) => req.body.units });
+  // @ts-expect-error but never a string
+  admission<{}, unknown, { units: string }>(sentinel, { units: (req) => req.body.units });
+  return status === 413 || body.reason === 'exceeds_node_budget' ? 'never' : 'retry';
+}
+void guardAnswers;

@@ -325,25 +325,35 @@ for (const fw of FRAMEWORKS) {
       assert.equal(calls.length, 0, 'the route settled: the guard leaves it');
     });
 
-    test('a refused reservation answers as the admit guard refuses: 503, Retry-After, the body; the route does not run', async () => {
-      for (const [sentinel, units] of [
-        [await withoutEvidence(), 1],
-        [await readySentinel(), 101],
-      ]) {
+    test('a refusal, or units that are not units, answers as the admit guard does (status, Retry-After, body); the route does not run', async () => {
+      const halfFull = await readySentinel();
+      assert.equal(halfFull.admit(60), true);
+      const ready = await readySentinel();
+      const refused = (reason) => ({ error: 'not_admitted', reason });
+      // sentinel, units, the answer's status and body, and whether a retry may pass (Retry-After)
+      const CASES = [
+        [await withoutEvidence(), 1, 503, refused('no_evidence'), true],
+        [halfFull, 50, 503, refused('budget_exhausted'), true],
+        [ready, 101, 413, refused('exceeds_node_budget'), false],
+        [ready, () => '5', 400, { error: 'invalid_units' }, false],
+        [ready, () => undefined, 400, { error: 'invalid_units' }, false],
+      ];
+      for (const [sentinel, units, status, body, retries] of CASES) {
+        const before = sentinel.exposureUnits;
         for (const retry of [{}, { retryAfterSeconds: 42 }]) {
           const reserving = await startApp(fw, sentinel, { units, settle: () => 0, ...retry }, oneChunk);
           const admitting = await startApp(fw, sentinel, { units, ...retry }, oneChunk);
           const [reserved, admitted] = [await get(reserving.url), await get(admitting.url)];
-          assert.equal(reserved.status, 503, reserved.text);
           const answer = (res) => ({
             status: res.status,
             body: res.json,
             ...Object.fromEntries(['retry-after', 'content-type', 'cache-control'].map((h) => [h, res.headers.get(h)])),
           });
           assert.deepEqual(answer(reserved), answer(admitted));
-          assert.equal(reserved.json.reason, units === 1 ? 'no_evidence' : 'budget_exhausted');
-          assert.equal(reserved.headers.get('retry-after'), retry.retryAfterSeconds ? '42' : '5');
-          assert.deepEqual([reserving.handled.length, sentinel.exposureUnits, sentinel.reservedUnits], [0, 0, 0]);
+          assert.deepEqual([reserved.status, reserved.json], [status, body], reserved.text);
+          const retryAfter = retry.retryAfterSeconds ? '42' : '5';
+          assert.equal(reserved.headers.get('retry-after'), retries ? retryAfter : null);
+          assert.deepEqual([reserving.handled.length, sentinel.exposureUnits, sentinel.reservedUnits], [0, before, 0]);
         }
       }
     });

@@ -1,8 +1,10 @@
 'use strict';
 // The admission guard for routes that record usage, independent of any framework: it admits the
-// request's units and, on a refusal, describes the 503 to send. One native call per request,
-// admitted or refused: the addon's admission function answers a small integer that says
-// "admitted", or the refusal's reason with the stale window of that same moment.
+// request's units and, when it does not, describes the answer to send: 400 for units that are not
+// units (the client's mistake), 413 for units no node budget of this sentinel can ever hold, 503
+// for a refusal that a later retry may pass. One native call per request, admitted or refused:
+// the addon's admission function answers a small integer that says "admitted", or the refusal's
+// reason with the stale window of that same moment, and throws for units it cannot read.
 // With `settle` (usage known only after the work) it reserves the units instead, and settles the
 // reservation once the response is over; the frameworks' glue says when that is.
 
@@ -15,6 +17,15 @@ const REASONS = admissionRefusalReasons();
 const SLOTS = REASONS.length + 1;
 
 const UNITS_ERROR = 'ERR_SPEND_SENTINEL_UNITS';
+
+/** `units(req)` answered something that is not units: the same request fails again, so no `Retry-After`. */
+const INVALID_UNITS = Object.freeze({ statusCode: 400, body: Object.freeze({ error: 'invalid_units' }) });
+
+/** More units than the whole node budget: retrying cannot help, so no `Retry-After`. */
+const EXCEEDS_NODE_BUDGET = Object.freeze({
+  statusCode: 413,
+  body: Object.freeze({ error: 'not_admitted', reason: 'exceeds_node_budget' }),
+});
 
 /**
  * `units`: a function of the request (default: every request is 1 unit) or a fixed number. The
@@ -50,11 +61,11 @@ function readRetryAfter(value, fail) {
 /**
  * Returns the guard for `options`. Without `settle`: `{ decide }`, where `decide(req)` answers
  * `null` when the request's units were admitted (they are now in the ledger), otherwise the
- * refusal `{ statusCode: 503, headers, body }`. With `settle`: `{ reserve, settleAtEnd }` (see
- * `reserving` and `settlingAtEnd`); `logError(req, fields, msg)` reports a failed `settle`.
- * A `units` function that throws, or returns something `admit` refuses as an argument, throws
- * out of `decide` and `reserve`: that is a bug in the caller, and the framework's error handler
- * should see it.
+ * answer `{ statusCode, headers?, body }` to send (400, 413 or 503; see `judgingUnits` and
+ * `refusals`). With `settle`: `{ reserve, settleAtEnd }` (see `reserving` and `settlingAtEnd`);
+ * `logError(req, fields, msg)` reports a failed `settle`.
+ * A `units` function that throws, throws out of `decide` and `reserve`: that is a bug in the
+ * caller, and the framework's error handler should see it.
  */
 function createAdmission(where, sentinel, options, logError) {
   checkSentinel(where, sentinel);
@@ -64,33 +75,75 @@ function createAdmission(where, sentinel, options, logError) {
     retryAfterSeconds: readRetryAfter,
   });
   const admit = admissionOf(where, sentinel);
+  const refusalOf = refusals(sentinel, config);
   if (config.settle !== undefined) {
-    return { reserve: reserving(sentinel, config), settleAtEnd: settlingAtEnd(where, config.settle, logError) };
+    return { reserve: reserving(sentinel, config.units, refusalOf), settleAtEnd: settlingAtEnd(where, config.settle, logError) };
   }
   return {
-    decide(req) {
-      const code = admit(config.units(req));
-      return code === 0 ? null : refusalOf(code, config);
-    },
+    decide: judgingUnits(config.units, (units) => {
+      const code = admit(units);
+      return code === 0 ? null : refusalOf(code, units);
+    }),
   };
 }
 
 /**
- * `reserve(req)`: a `Reservation` holding the request's units, or the refusal `admit` would have
- * answered; one native call either way (a refused reservation answers the same code as `admit`).
+ * `reserve(req)`: a `Reservation` holding the request's units, or the answer `decide` would have
+ * given; one native call either way (a refused reservation answers the same code as `admit`).
  */
-function reserving(sentinel, config) {
+function reserving(sentinel, unitsOf, refusalOf) {
   const reserveOrCode = reservingFunction(sentinel);
-  return function reserve(req) {
-    const answer = reserveOrCode(config.units(req));
-    return typeof answer === 'number' ? refusalOf(answer, config) : answer;
+  return judgingUnits(unitsOf, (units) => {
+    const answer = reserveOrCode(units);
+    return typeof answer === 'number' ? refusalOf(answer, units) : answer;
+  });
+}
+
+/**
+ * `(req) => ask(units)` for the units `unitsOf(req)` answers, or the 400 when they are not
+ * units: `undefined` (which the addon would count as its default of 1 unit, hiding a missing
+ * field), or anything the addon refuses as an argument (its `TypeError`, thrown before it changes
+ * anything). Only `ask` is caught, so a `unitsOf` that throws still reaches the framework's error
+ * handler. An admitted request pays for this with one comparison: the addon judges the value in
+ * the same call that decides.
+ */
+function judgingUnits(unitsOf, ask) {
+  return function answerFor(req) {
+    const units = unitsOf(req);
+    if (units === undefined) return INVALID_UNITS;
+    try {
+      return ask(units);
+    } catch (err) {
+      if (err?.code === UNITS_ERROR) return INVALID_UNITS;
+      throw err;
+    }
   };
 }
 
-/** The 503 of a refusal's admission code: its reason, and `Retry-After` from its window. */
-function refusalOf(code, config) {
-  const windowSeconds = Math.floor(code / SLOTS);
-  return refusal(REASONS[(code % SLOTS) - 1], config.retryAfterSeconds ?? defaultRetryAfter(windowSeconds));
+/**
+ * `refusalOf(code, units)`: the answer to a refusal's admission code. A `budget_exhausted`
+ * refusal of more units than the largest node budget the sentinel can have is the 413; any other
+ * refusal is the 503, with its reason, and `Retry-After` from its window.
+ */
+function refusals(sentinel, config) {
+  const largest = largestNodeBudget(sentinel);
+  return function refusalOf(code, units) {
+    const reason = REASONS[(code % SLOTS) - 1];
+    if (reason === 'budget_exhausted' && units > largest) return EXCEEDS_NODE_BUDGET;
+    const windowSeconds = Math.floor(code / SLOTS);
+    return refusal(reason, config.retryAfterSeconds ?? defaultRetryAfter(windowSeconds));
+  };
+}
+
+/**
+ * A fixed node budget (`budget.nodes` or `budget.share`) never changes: read once, here, so a 413
+ * costs no second native call. A fleet node's budget is its floor plus a leased grant, which
+ * grows and shrinks while it runs (and is the floor alone while Redis is unreachable): a request
+ * above it now may fit later, so in a fleet no request is judged too large for good (its refusal
+ * stays the 503, whose retry may pass).
+ */
+function largestNodeBudget(sentinel) {
+  return sentinel.fleet() === null ? sentinel.nodeBudgetUnits : Infinity;
 }
 
 /**

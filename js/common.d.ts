@@ -30,9 +30,11 @@ export interface AdmissionOptions<Req, Res = unknown> {
   /**
    * Units this request records (default 1): a function of the request, or a fixed number. With
    * `settle`, the units reserved before the route runs (an upper bound, or a first chunk the
-   * route extends).
+   * route extends). A function answering what `admit` refuses (not a finite number ≥ 0), or
+   * `undefined` (say, an optional body field the client left out), gets the client a 400
+   * `InvalidUnitsBody`; one that throws goes to the framework's error handler (500).
    */
-  units?: ((req: Req) => number) | number;
+  units?: ((req: Req) => number | undefined) | number;
   /**
    * Usage known only after the work: the guard reserves `units` before the route and, once the
    * response has finished or the connection closed, settles the reservation at what this returns
@@ -47,10 +49,19 @@ export interface AdmissionOptions<Req, Res = unknown> {
   retryAfterSeconds?: number;
 }
 
-/** Body of a refused admission (status 503). */
+/**
+ * Body of a refused admission: status 503 (with `Retry-After`) and the reason `admit` was refused
+ * for, or 413 `exceeds_node_budget` when the units are more than the whole (fixed) node budget,
+ * which no retry can pass.
+ */
 export interface NotAdmittedBody {
   error: 'not_admitted';
-  reason: ReadinessReason;
+  reason: ReadinessReason | 'exceeds_node_budget';
+}
+
+/** Body of the 400 for a request whose `units(req)` are not units (or `undefined`). */
+export interface InvalidUnitsBody {
+  error: 'invalid_units';
 }
 
 export interface GracefulShutdownOptions {

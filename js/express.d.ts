@@ -4,7 +4,14 @@ import type { Sentinel } from '../binding';
 import type { Reservation } from './reservation';
 import type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle } from './common';
 
-export type { ProbeOptions, AdmissionOptions, GracefulShutdownOptions, ShutdownHandle, NotAdmittedBody } from './common';
+export type {
+  ProbeOptions,
+  AdmissionOptions,
+  GracefulShutdownOptions,
+  ShutdownHandle,
+  NotAdmittedBody,
+  InvalidUnitsBody,
+} from './common';
 
 /** Express's defaults for a route's params and query (`ParamsDictionary`, `ParsedQs`). */
 type DefaultParams = Request['params'];
@@ -14,8 +21,10 @@ type DefaultQuery = Request['query'];
 export declare function probes(sentinel: Sentinel, options?: ProbeOptions): RequestHandler & { close(): void };
 
 /**
- * `next()` when the request's units are admitted; otherwise 503 with `Retry-After`. Generic over
- * the route's request, as Express's own handlers are: `units` sees the route's typed `req`, e.g.
+ * `next()` when the request's units are admitted; otherwise 503 with `Retry-After`, 413 for units
+ * above the node budget (`NotAdmittedBody`), or 400 for units that are not units
+ * (`InvalidUnitsBody`). Generic over the route's request, as Express's own handlers are: `units`
+ * sees the route's typed `req`, e.g.
  * `admission<{}, unknown, { units: number }>(sentinel, { units: (req) => req.body.units })`, or
  * inferred from `app.post<…>(path, admission(…), handler)`. With `settle(req, res)`, the units are
  * reserved (`res.locals.spendReservation`) and settled on the response's `finish` or `close`.

@@ -27,7 +27,8 @@ function probes(sentinel, options) {
 }
 
 /**
- * Middleware for routes that record usage: next() when admitted, else 503 + Retry-After. With
+ * Middleware for routes that record usage: next() when admitted, else the guard's JSON answer (503
+ * + Retry-After; 400 for units that are not units; 413 for units above the node budget). With
  * `settle`, the units are reserved instead (`res.locals.spendReservation`) and settled once the
  * response is over.
  */

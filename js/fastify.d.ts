@@ -52,10 +52,13 @@ declare namespace spendSentinel {
   export type GracefulShutdownOptions = common.GracefulShutdownOptions;
   export type ShutdownHandle = common.ShutdownHandle;
   export type NotAdmittedBody = common.NotAdmittedBody;
+  export type InvalidUnitsBody = common.InvalidUnitsBody;
 
   /**
-   * A preHandler: admitted → continue; refused → 503 with `Retry-After`. Generic over the route's
-   * `RouteGeneric`, as Fastify's own handlers are: `units` sees the route's typed request, e.g.
+   * A preHandler: admitted → continue; refused → 503 with `Retry-After`, or 413 for units above
+   * the node budget (`NotAdmittedBody`); 400 for units that are not units (`InvalidUnitsBody`).
+   * Generic over the route's `RouteGeneric`, as Fastify's own handlers are: `units` sees the
+   * route's typed request, e.g.
    * `app.post<{ Body: { units: number } }>(path, { preHandler: admission(sentinel, { units: (req) => req.body.units }) }, handler)`.
    * With `settle(request, reply)`, the units are reserved (`request.spendReservation`) and settled
    * on the raw response's `finish` or `close`.

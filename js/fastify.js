@@ -129,7 +129,8 @@ function decorateSentinel(app, sentinel) {
 const spendSentinel = fp(spendSentinelPlugin, { fastify: '5.x', name: 'spend-sentinel' });
 
 /**
- * A preHandler for routes that record usage: admitted → continue; refused → 503 + Retry-After.
+ * A preHandler for routes that record usage: admitted → continue; otherwise the guard's JSON answer
+ * (503 + Retry-After; 400 for units that are not units; 413 for units above the node budget).
  * With `settle`, the units are reserved instead (`request.spendReservation`) and settled once the
  * response is over.
  */
