@@ -1,6 +1,7 @@
 // `spend-sentinel probe <url> [--timeout-ms N]` (js/cli.js, js/probe-client.js): the Docker
 // HEALTHCHECK helper. Exit 0 on a 2xx answer, 1 on anything else, usage errors included.
-// `--help`, `-h` and `help` are not errors: usage on stdout, exit 0. Errors echo what was typed.
+// `--help`, `-h` and `help` are not errors: usage on stdout, exit 0; `--version` prints the
+// package's version. Errors are one line that echoes what was typed, then a hint (never the usage).
 // Each test runs the real CLI in a child process against a plain node:http server started here.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,8 @@ import { closedPort, runNode } from './helpers/wait.mjs';
 const ROOT = new URL('../', import.meta.url);
 const CLI = fileURLToPath(new URL('js/cli.js', ROOT));
 const USAGE_LINE = /^usage: spend-sentinel probe <url> \[--timeout-ms N\]/m;
+/** A CLI error: one line naming the error, then one line pointing at the usage. */
+const ONE_LINE_AND_HINT = /^spend-sentinel: [^\n]+\nrun "spend-sentinel --help" for usage\n$/;
 
 /** Runs the CLI with `args`; bounded well above anything a passing test needs. */
 const cli = (args, timeoutMs = 10000) => runNode([CLI, ...args], { timeoutMs });
@@ -150,7 +153,7 @@ describe('probe: unhealthy answers and failures exit 1', () => {
   });
 });
 
-describe('usage errors exit 1 with a usage line on stderr and make no request', () => {
+describe('usage errors exit 1 with one line and a hint on stderr and make no request', () => {
   const cases = [
     ['no command', () => []],
     ['unknown command', (url) => ['check', url]],
@@ -164,6 +167,7 @@ describe('usage errors exit 1 with a usage line on stderr and make no request', 
     ['--timeout-ms=-5', (url) => ['probe', url, '--timeout-ms=-5']],
     ['--timeout-ms without a value', (url) => ['probe', url, '--timeout-ms']],
     ['an unknown flag', (url) => ['probe', url, '--verbose']],
+    ['a flag of another command', (url) => ['probe', url, '--budget', '1']],
   ];
   for (const [name, makeArgs] of cases) {
     test(name, async (t) => {
@@ -171,8 +175,8 @@ describe('usage errors exit 1 with a usage line on stderr and make no request', 
       const args = makeArgs(`http://127.0.0.1:${port}/ready`);
       const run = await cli(args);
       assertExit(run, 1, `${name} (${JSON.stringify(args)})`);
-      assert.match(run.stderr, USAGE_LINE, `stderr: ${run.stderr}`);
-      assert.match(run.stderr, /^spend-sentinel: \S/m, 'the error itself is named');
+      assert.match(run.stderr, ONE_LINE_AND_HINT, `stderr: ${run.stderr}`);
+      assert.doesNotMatch(run.stderr, USAGE_LINE, 'the usage is not reprinted');
       assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace for a usage error');
       assert.equal(run.stdout, '');
       assert.equal(seen.length, 0, 'no request was made');
@@ -192,6 +196,27 @@ describe('asking for help is not an error: usage on stdout, exit 0', () => {
   }
 });
 
+describe('--version prints the package version', () => {
+  test('--version: the version of package.json on stdout, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8'));
+    const run = await cli(['--version']);
+    assertExit(run, 0, '--version');
+    assert.equal(run.stdout, `${version}\n`);
+    assert.equal(run.stderr, '');
+    const help = await cli(['--help']);
+    assert.match(help.stdout, /^\s+spend-sentinel --version\b/m, 'the usage lists it');
+  });
+});
+
+test("docs/frameworks.md's error example is what the CLI prints on stderr", async () => {
+  const page = readFileSync(new URL('docs/frameworks.md', ROOT), 'utf8');
+  const [, args, shown] = /^```sh\n\$ npx spend-sentinel ([^\n]*)\n([\s\S]*?)\n```$/m.exec(page) ?? [];
+  assert.ok(args, 'a "$ npx spend-sentinel …" block with its output');
+  const run = await cli(args.split(' '));
+  assertExit(run, 1, args);
+  assert.equal(run.stderr, `${shown}\n`);
+});
+
 describe('errors echo what was typed, not the number it became', () => {
   const window = ['window', '--rate', '20'];
   const cases = [
@@ -199,6 +224,8 @@ describe('errors echo what was typed, not the number it became', () => {
     ['--budget " " (blank)', [...window, '--budget', ' '], /--budget: .* \(got " "\)/],
     ['--budget 1e400 (overflows to Infinity)', [...window, '--budget', '1e400'], /--budget: .* \(got "1e400"\)/],
     ['--nodes 1.5', [...window, '--budget', '200', '--nodes', '1.5'], /--nodes: must be a whole number ≥ 1 \(got "1.5"\)/],
+    ['--nodes x', [...window, '--budget', '200', '--nodes', 'x'], /^spend-sentinel: window: --nodes: must be a whole number ≥ 1 \(got "x"\)$/m],
+    ['--live-nodes 1.5', [...window, '--budget', '200', '--max-nodes', '4', '--live-nodes', '1.5'], /^spend-sentinel: window: --live-nodes: .* \(got "1.5"\)/m],
     ['--max-stale 6 above a 5 s ceiling', [...window, '--budget', '200', '--nodes', '2', '--max-stale', '6'], /--max-stale: must be at most .* = 5 s \(got "6"\)/],
     ['probe --timeout-ms abc', ['probe', 'http://127.0.0.1:1/', '--timeout-ms', 'abc'], /--timeout-ms: .* \(got "abc"\)/],
   ];
@@ -208,7 +235,7 @@ describe('errors echo what was typed, not the number it became', () => {
       assertExit(run, 1, name);
       assert.match(run.stderr, message);
       assert.doesNotMatch(run.stderr, /\(got (NaN|Infinity)\)/);
-      assert.match(run.stderr, USAGE_LINE, 'a usage error still prints the usage on stderr');
+      assert.match(run.stderr, ONE_LINE_AND_HINT);
       assert.equal(run.stdout, '');
     });
   }

@@ -18,6 +18,7 @@ import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './helpers/wait.mjs';
 import { PUBLIC_API, INTERNAL } from './helpers/public-api.mjs';
+import { posixJoin, relativeLinks } from './helpers/markdown-links.mjs';
 import { glibcVersionsNeeded, sha256, versionAtMost } from './helpers/elf.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -55,6 +56,8 @@ const lockedVersion = (name) => {
 /** The kinds of file a user needs; anything else in the tarball is a packaging mistake. */
 const ALLOWED = [
   /^binding\.js$/, /^binding\.d\.ts$/, /^js\/[^/]+\.js$/, /^js\/[^/]+\.d\.ts$/, /^README\.md$/, /^LICENSE$/, /^package\.json$/,
+  // The documentation the README links to, so its links work in node_modules and on the package page.
+  /^docs\/[a-z-]+\.(md|svg)$/,
   // The Rust sources, for `npx spend-sentinel build-from-source` on platforms without a prebuilt binary.
   /^Cargo\.(toml|lock)$/, /^build\.rs$/, /^src\/([a-z_]+\/)*[a-z_]+\.(rs|lua)$/,
 ];
@@ -173,9 +176,9 @@ describe('the packed package, installed into a new project', () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  test('npm pack ships the loader, typings, JS helpers, README, LICENSE and package.json, nothing else', () => {
+  test('npm pack ships the loader, typings, JS helpers, README, docs/, LICENSE and package.json, nothing else', () => {
     const unexpected = main.paths.filter((p) => !ALLOWED.some((re) => re.test(p)));
-    assert.deepEqual(unexpected, [], 'files outside binding.js, binding.d.ts, js/*.js, js/*.d.ts, README.md, LICENSE, package.json and the Rust sources');
+    assert.deepEqual(unexpected, [], 'files outside binding.js, binding.d.ts, js/*.js, js/*.d.ts, README.md, docs/*.md and its image, LICENSE, package.json and the Rust sources');
 
     const exportTargets = Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)));
     const required = [
@@ -190,6 +193,10 @@ describe('the packed package, installed into a new project', () => {
       ...exportTargets,
     ].map((p) => posix.normalize(p));
     for (const p of new Set(required)) assert.ok(main.paths.includes(p), `${p} is packed`);
+    // The README's links and its image work from the installed package (node_modules, the package page).
+    const readmeTargets = relativeLinks(readFileSync(join(unpacked, 'package', 'README.md'), 'utf8')).map((l) => posixJoin('README.md', l.target.split('#')[0]));
+    assert.ok(readmeTargets.includes('docs/api.md') && readmeTargets.includes('docs/demo-timeline.svg'), `README links: ${readmeTargets}`);
+    for (const target of readmeTargets) assert.ok(existsSync(join(unpacked, 'package', target)), `README links to ${target}: not in the tarball`);
 
     // Only what the entry points load: every packed JS file is reachable from main/exports/bin by
     // require(), every packed typing from the exports' "types" by import/export; nothing dangles.

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { runNode, runCommand } from './helpers/wait.mjs';
 import { PUBLIC_API, INTERNAL, namedKeys } from './helpers/public-api.mjs';
 import { GENERATED, changedSince, readGenerated } from '../scripts/build.mjs';
+import { headingAnchors, posixJoin, relativeLinks } from './helpers/markdown-links.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../', import.meta.url);
@@ -57,18 +58,56 @@ test('the framework entry points load by name, in CJS and ESM, with their typing
   }
 });
 
-test('the published file list carries the JavaScript glue, its typings and the CLI', () => {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
-  const files = JSON.parse(out)[0].files.map((f) => f.path);
-  const expected = ['binding.js', 'binding.d.ts', 'js/express.js', 'js/fastify.js', 'js/cli.js', 'js/common.d.ts', 'js/express.d.ts', 'js/fastify.d.ts'];
+/** The paths `npm pack` would put in the tarball. */
+const packedFiles = () => JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' }))[0].files.map((f) => f.path);
+
+test('the published file list carries the JavaScript glue, its typings, the CLI and the documentation', () => {
+  const files = packedFiles();
+  const expected = ['binding.js', 'binding.d.ts', 'js/express.js', 'js/fastify.js', 'js/cli.js', 'js/common.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'README.md'];
   for (const f of expected) assert.ok(files.includes(f), `${f} is packed`);
+  const pages = readdirSync(new URL('docs/', root)).map((f) => `docs/${f}`);
+  assert.deepEqual(files.filter((f) => f.startsWith('docs/')).sort(), pages.sort(), 'every page of docs/ (and the README\'s image) is packed, so the README\'s links work in node_modules');
   assert.deepEqual(
-    files.filter((f) => /^(__test__|examples|bench|target|scripts|docs)\//.test(f) || (f.startsWith('src/') && !/\.(rs|lua)$/.test(f))),
+    files.filter((f) => /^(__test__|examples|bench|target|scripts)\//.test(f) || (f.startsWith('src/') && !/\.(rs|lua)$/.test(f))),
     [],
     'no tests, examples, scripts or build output in the tarball; of src/ only the Rust sources (for build-from-source)',
   );
   for (const f of ['Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs']) assert.ok(files.includes(f), `${f} is packed (build-from-source compiles it)`);
 });
+
+test('every relative link of README.md and docs/*.md names a packed file, and its #anchor a heading there', () => {
+  const files = new Set(packedFiles());
+  const pages = ['README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const broken = [];
+  let links = 0;
+  for (const page of pages) {
+    for (const { line, target } of relativeLinks(readFileSync(new URL(page, root), 'utf8'))) {
+      links += 1;
+      const [path, anchor] = target.split('#');
+      const file = path === '' ? page : posixJoin(page, path);
+      if (!files.has(file)) {
+        broken.push(`${page}:${line}: ${target} → ${file} is not in the package (write it as \`code\`, not a link, or ship it)`);
+      } else if (anchor !== undefined && file.endsWith('.md') && !headingAnchors(readFileSync(new URL(file, root), 'utf8')).has(anchor)) {
+        broken.push(`${page}:${line}: ${target} → no heading #${anchor} in ${file}`);
+      }
+    }
+  }
+  assert.ok(links > 20, `${links} relative links found`);
+  assert.deepEqual(broken, []);
+});
+
+test('the link check can fail: a link outside the package, a missing anchor, and links in code are told apart', () => {
+  const links = relativeLinks('See [a](docs/api.md#options) and ![img](x.svg) and [ext](https://e.com/x).\n```sh\n[not](a.md)\n```\n`[no](b.md)`\n');
+  assert.deepEqual(links.map((l) => l.target), ['docs/api.md#options', 'x.svg']);
+  assert.equal(posixJoin('docs/fleet.md', '../examples/x.mjs'), 'examples/x.mjs');
+  assert.deepEqual([...headingAnchors('# A fleet that scales\n## Floor, grant and window\n## `budget.fleet` (Redis)\n## Floor, grant and window\n')], [
+    'a-fleet-that-scales',
+    'floor-grant-and-window',
+    'budgetfleet-redis',
+    'floor-grant-and-window-1',
+  ]);
+});
+
 
 test('napi build names its loader and typings binding.js and binding.d.ts, apart from the hand-written entry js/main.js', () => {
   const pkg = json('package.json');

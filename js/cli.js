@@ -4,48 +4,31 @@
 // (a usage error included: Docker reserves 2).
 
 const { parseArgs } = require('node:util');
+const { packageVersion } = require('./native-error');
 const { probe } = require('./probe-client');
+const { windowOptions, runWindow } = require('./cli-window');
 
 const USAGE = [
   'usage: spend-sentinel probe <url> [--timeout-ms N]   (exit 0 on a 2xx answer, 1 otherwise)',
   '       spend-sentinel window --budget B --rate R [--nodes N | --share S] [--max-stale SECONDS]',
+  '       spend-sentinel window --budget B --rate R --max-nodes N [--live-nodes L] [--reserve F]',
+  '                             [--lease-seconds S] [--max-stale SECONDS]   (a fleet budget, L of N nodes alive: default N)',
   '       spend-sentinel build-from-source                 (compile the addon with your Rust, for platforms without a prebuilt binary)',
   '       spend-sentinel help | --help | -h                (this text, on stdout; exit 0)',
+  '       spend-sentinel --version                         (the package version, on stdout; exit 0)',
 ].join('\n');
 
 /** Asking for help is not a usage error: the usage goes to stdout and the exit code is 0. */
 const HELP = new Set(['help', '--help', '-h']);
 
-/** `window` flags → the `budget` options of `new Sentinel`, validated by the addon itself. */
-const WINDOW_FLAGS = {
-  budget: 'unverifiedUnits',
-  rate: 'maxUnitsPerSecond',
-  nodes: 'nodes',
-  share: 'share',
-  'max-stale': 'maxStaleSeconds',
-};
+/** What every error ends with: one line, instead of the whole usage. */
+const HINT = 'run "spend-sentinel --help" for usage';
 
 const COMMANDS = {
   window(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { ...Object.fromEntries(Object.keys(WINDOW_FLAGS).map((flag) => [flag, { type: 'string' }])), ...HELP_FLAG },
-    });
+    const { values } = parseArgs({ args, options: { ...windowOptions(), ...HELP_FLAG } });
     if (values.help) return help();
-    if (positionals.length > 0) throw new UsageError(`window: unexpected argument "${positionals[0]}"`);
-    const budget = {};
-    for (const [flag, option] of Object.entries(WINDOW_FLAGS)) {
-      if (values[flag] !== undefined) budget[option] = values[flag].trim() === '' ? Number.NaN : Number(values[flag]);
-    }
-    const { computeBudget } = require('./main');
-    let answer;
-    try {
-      answer = computeBudget(budget);
-    } catch (err) {
-      if (err.code !== 'ERR_SPEND_SENTINEL_CONFIG') throw err;
-      throw new UsageError(`window: ${withTypedValue(withFlagNames(err.message), values)}`);
-    }
-    process.stdout.write(explainWindow(budget, answer));
+    process.stdout.write(runWindow(values, (message) => new UsageError(message)));
     return 0;
   },
 
@@ -88,46 +71,6 @@ function help() {
   return 0;
 }
 
-/**
- * The addon reports the number it was given (`(got NaN)` for `--budget abc`); a CLI user typed
- * text, so the message ends with that text instead: `--budget: … (got "abc")`.
- */
-function withTypedValue(message, values) {
-  const flag = Object.keys(WINDOW_FLAGS).find((f) => message.startsWith(`--${f}:`));
-  if (flag === undefined || values[flag] === undefined) return message;
-  const typed = `(got ${JSON.stringify(values[flag])})`;
-  return /\(got [^()]*\)/.test(message) ? message.replace(/\(got [^()]*\)/, () => typed) : `${message} ${typed}`;
-}
-
-/** `budget.maxStaleSeconds: …` → `--max-stale (budget.maxStaleSeconds): …`, for CLI users. */
-function withFlagNames(message) {
-  let text = message;
-  for (const [flag, option] of Object.entries(WINDOW_FLAGS)) {
-    text = text.replaceAll(`budget.${option}`, `--${flag}`);
-  }
-  return text;
-}
-
-function explainWindow(budget, { nodeBudgetUnits, staleWindowSeconds, ceilingSeconds }) {
-  const b = budget.unverifiedUnits;
-  const r = budget.maxUnitsPerSecond;
-  const share = budget.share !== undefined ? String(budget.share) : `1/${budget.nodes ?? 1}`;
-  const lines = [
-    `node budget  = b × share = ${b} × ${share} = ${round(nodeBudgetUnits)} units`,
-    `stale window = node budget / r = ${round(nodeBudgetUnits)} / ${r} = ${round(ceilingSeconds)} s`,
-  ];
-  if (budget.maxStaleSeconds !== undefined) {
-    lines.push(`             lowered to --max-stale: ${round(staleWindowSeconds)} s`);
-  }
-  lines.push(
-    `At ${r} units/s this node spends its ${round(nodeBudgetUnits)} unverified units in ${round(ceilingSeconds)} s:`,
-    `evidence older than ${round(staleWindowSeconds)} s makes it not_ready.`,
-  );
-  return `${lines.join('\n')}\n`;
-}
-
-const round = (n) => String(Math.round(n * 1e6) / 1e6);
-
 function parseUrl(text) {
   let url;
   try {
@@ -142,9 +85,32 @@ function parseUrl(text) {
 async function main(argv) {
   const [command, ...rest] = argv;
   if (HELP.has(command)) return help();
+  if (command === '--version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   const run = Object.hasOwn(COMMANDS, command ?? '') ? COMMANDS[command] : undefined;
   if (!run) throw new UsageError(command ? `unknown command "${command}"` : 'missing command');
-  return run(rest);
+  try {
+    return await run(rest);
+  } catch (err) {
+    throw err.code?.startsWith('ERR_PARSE_ARGS') ? new UsageError(`${command}: ${parseArgsMessage(err)}`) : err;
+  }
+}
+
+/** node:util parseArgs's errors, in the CLI's words (its own are long and capitalized). */
+function parseArgsMessage(err) {
+  const flag = /'(-[^' ]+)/.exec(err.message)?.[1];
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown flag ${flag}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return `${flag}: needs a value`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument "${/'([^']*)'/.exec(err.message)?.[1]}"`;
+    default:
+      return err.message;
+  }
 }
 
 main(process.argv.slice(2)).then(
@@ -152,8 +118,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err) => {
-    const message = err instanceof UsageError || err.code?.startsWith('ERR_PARSE_ARGS') ? err.message : String(err?.stack ?? err);
-    process.stderr.write(`spend-sentinel: ${message}\n${USAGE}\n`);
+    // A usage error is one line and a hint; anything else is a defect, shown with its stack.
+    const message = err instanceof UsageError ? `${err.message.replace(/\s*\n\s*/g, ' ')}\n${HINT}` : String(err?.stack ?? err);
+    process.stderr.write(`spend-sentinel: ${message}\n`);
     process.exitCode = 1;
   },
 );
