@@ -45,6 +45,18 @@ export declare class BreakerCore {
  */
 export declare class Sentinel {
   /**
+   * `new Sentinel(options)` with the options read from environment variables named
+   * `SPEND_SENTINEL_` + the option path in upper snake case (`budget.fleet.maxNodes` →
+   * `SPEND_SENTINEL_BUDGET_FLEET_MAX_NODES`; the list: docs/api.md, Options from the
+   * environment). Numbers are read strictly, booleans are `true` or `false`, lists are
+   * comma-separated; a secret (credential, Redis URL, TLS key) loses one trailing newline.
+   * `credentialEnv` and `redisEnv` name variables of the same `env`. `overrides` (any part of
+   * the options) is merged over the environment's key by key, and is how code gives `logger`
+   * and `authority.inspect`. An unknown `SPEND_SENTINEL_*` variable or a bad value throws an
+   * `Error` (`ERR_SPEND_SENTINEL_CONFIG`) naming the variable, never showing a secret.
+   */
+  static fromEnv(env?: Record<string, string | undefined>, overrides?: import('./js/option-types').SentinelOverrides): Sentinel
+  /**
    * Validates every option (a bad one throws an `Error` with `code`
    * `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
    */
@@ -126,6 +138,15 @@ export declare class Sentinel {
    * `TypeError` (`ERR_SPEND_SENTINEL_CONFIG`) naming it.
    */
   whenReady(options?: import('./js/option-types').WhenReadyOptions): Promise<Readiness>
+  /**
+   * Holds readiness at `not_ready` / `held` (the service's own signal: a cache warming, a
+   * dependency it cannot serve without) until the returned function is called; admission is
+   * not affected. `name` (1–64 of `[A-Za-z0-9_.:-]`) appears in log lines and the
+   * `spend_sentinel_holds` metric, never in a probe body. Holds may share a name (each release
+   * ends its own); releasing twice does nothing. A bad name throws a `TypeError`
+   * (`ERR_SPEND_SENTINEL_CONFIG`).
+   */
+  hold(name: string): () => void
   /**
    * Readiness becomes `not_ready`/`shutting_down` so the router stops sending traffic;
    * refreshes and admission go on for requests still in flight.
@@ -219,6 +240,22 @@ export interface CircuitBreakerStats {
  * `ERR_SPEND_SENTINEL_CONFIG` error it would.
  */
 export declare function computeBudget(budget: import('./js/option-types').BudgetOptions): BudgetAnswer
+
+export interface FleetFigures {
+  liveNodes: number
+  maxNodes: number
+  reserve: number
+  leaseSeconds: number
+  floorUnits: number
+  poolUnits: number
+  /** r × maxStaleSeconds − floor; `null` without `maxStaleSeconds` (no limit). */
+  wantUnits: number | null
+  grantUnits: number
+  /** On the floor alone (a fresh fleet's first hold, a lapsed lease). */
+  floorOnly: WindowFigures
+  /** leaseSeconds × 1.03 + 2 s: the earliest a fresh fleet's first grants come. */
+  firstGrantsAfterSeconds: number
+}
 
 /**
  * `connecting` (Redis has not answered yet; the node runs on its floor), `leased` (a usable
@@ -319,11 +356,12 @@ export interface Readiness {
 }
 
 /** Why readiness is what it is; one code per rule of the readiness table (README), checked in this order. */
-export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'no_fleet_lease' | 'internal_error'
+export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'no_fleet_lease' | 'internal_error' | 'held'
 
 /**
- * `ready`: recent verified evidence. `degraded`: the last refresh was inconclusive but the
- * evidence is still young. `not_ready`: do not route traffic here.
+ * `ready`: recent verified evidence. `degraded`: still routed, but the last refresh was
+ * inconclusive or the node budget is spent (metered requests are refused until a refresh
+ * clears it). `not_ready`: do not route traffic here.
  */
 export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready'
 
@@ -342,4 +380,37 @@ export interface TransitionEvent {
   to: ReadinessStatus
   reason: ReadinessReason
   evidenceAgeSeconds: number | null
+}
+
+/**
+ * Internal (the `window` calculator): the figures of `budget` with default refresh options; for
+ * `budget.fleet` (its shape only: no Redis URL or name needed), with `liveNodes` alive (default
+ * `maxNodes`). Bad options throw the `ERR_SPEND_SENTINEL_CONFIG` error `new Sentinel` would.
+ */
+export declare function windowFigures(budget: import('./js/option-types').BudgetOptions, liveNodes?: number): WindowFiguresAnswer
+
+/** A node budget, its window, and the default refresh cadence there. */
+export interface WindowFigures {
+  nodeBudgetUnits: number
+  staleWindowSeconds: number
+  /** node budget / r. */
+  ceilingSeconds: number
+  /**
+   * The window the default cadence plans with: this one, or with no budget at all (a fleet
+   * node without floor or grant) the equal split's.
+   */
+  cadenceWindowSeconds: number
+  /** The default refresh pauses for that window, uniform in [min, max]. */
+  minPauseMs: number
+  maxPauseMs: number
+  /** Authority calls a second with an authority that answers at once: 1 / mean pause. */
+  callsPerSecond: number
+}
+
+export interface WindowFiguresAnswer {
+  /** This node's: a fixed budget's, or a fleet node's with its settled grant. */
+  node: WindowFigures
+  fleet: FleetFigures | null
+  /** The shortest window whose default cadence asks the authority at most once a second. */
+  calmWindowSeconds: number
 }

@@ -848,3 +848,4 @@ module.exports.ReadinessReason = nativeBinding.ReadinessReason
 module.exports.ReadinessStatus = nativeBinding.ReadinessStatus
 module.exports.RefreshOutcome = nativeBinding.RefreshOutcome
 module.exports.reservationFunctions = nativeBinding.reservationFunctions
+module.exports.windowFigures = nativeBinding.windowFigures

@@ -120,15 +120,15 @@ function runDemo(args) {
 const key = (s) => `${s.status}/${s.reason}`;
 const ALLOWED = {
   healthy: ['ready/verified'],
-  // the cutoff: evidence_too_old at age 5 s, or budget_exhausted a few ms before when the 100th
-  // unverified unit lands first (at 20 units/s both come at w)
-  silent: ['ready/verified', 'degraded/refresh_indeterminate', 'not_ready/evidence_too_old', 'not_ready/budget_exhausted'],
+  // the cutoff: evidence_too_old at age 5 s; budget_exhausted (degraded: it refuses requests, not
+  // the pod) a few ms before when the 100th unverified unit lands first (at 20 units/s both come at w)
+  silent: ['ready/verified', 'degraded/refresh_indeterminate', 'not_ready/evidence_too_old', 'degraded/budget_exhausted'],
   back: ['not_ready/evidence_too_old', 'ready/verified'],
   revoked: ['ready/verified', 'not_ready/invalid_credential'],
   restored: ['not_ready/invalid_credential', 'ready/verified'],
   // silent again: node-a's streamed answers fill its budget (overage takes it past), node-b's
   // plain requests as in the first silence
-  streams: ['ready/verified', 'degraded/refresh_indeterminate', 'not_ready/evidence_too_old', 'not_ready/budget_exhausted'],
+  streams: ['ready/verified', 'degraded/refresh_indeterminate', 'not_ready/evidence_too_old', 'degraded/budget_exhausted'],
 };
 const STORY = [
   ['healthy', 'ready/verified'],

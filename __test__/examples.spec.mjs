@@ -1,6 +1,7 @@
 // The examples are part of the product: the services run end to end against a fake authority
-// (HTTPS with a private CA, as BILLING_CA_FILE allows), the streaming one settles the tokens it
-// really sent, and the Kubernetes manifest keeps the relations docs/kubernetes.md explains.
+// (HTTPS with a private CA, as SPEND_SENTINEL_AUTHORITY_CA_PEM allows), configured only by
+// SPEND_SENTINEL_* variables (Sentinel.fromEnv), the streaming one settles the tokens it really
+// sent, and the Kubernetes manifest keeps the relations docs/kubernetes.md explains.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -8,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtinModules, createRequire } from 'node:module';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { startFakeAuthority, reply } from './helpers/fake-authority.mjs';
 import { withTimeout, deferred, pollUntil } from './helpers/wait.mjs';
 import { pollEndpoint, request } from './helpers/frameworks.mjs';
@@ -18,18 +19,25 @@ const file = (path) => fileURLToPath(new URL(path, import.meta.url));
 const CREDENTIAL = 'sk_live_example_9f8e7d6c5b4a';
 const CAPABLE = reply.json(200, { capabilities: ['meter.requests'] });
 
+/** The test process's environment without SPEND_SENTINEL_* variables: a service reads only ours. */
+const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SPEND_SENTINEL_')));
+
 /** Starts an example service; resolves once it prints its port. Output is kept for assertions. */
 async function startService(script, authority, env = {}) {
   const child = spawn(process.execPath, [file(`../examples/${script}`)], {
     env: {
-      ...process.env,
-      BILLING_URL: authority.httpsUrl,
-      BILLING_API_KEY: CREDENTIAL,
-      BILLING_CA_FILE: file('./fixtures/ca.pem'),
+      ...baseEnv(),
+      SPEND_SENTINEL_AUTHORITY_URL: authority.httpsUrl,
+      // As a Secret made from a file gives it: with a trailing newline, which is dropped.
+      SPEND_SENTINEL_AUTHORITY_CREDENTIAL: `${CREDENTIAL}\n`,
+      SPEND_SENTINEL_AUTHORITY_REQUIRED_CAPABILITY: 'meter.requests',
+      SPEND_SENTINEL_AUTHORITY_CA_PEM: readFileSync(file('./fixtures/ca.pem'), 'utf8'),
       PORT: '0',
       // b 200 over 2 replicas at r = 50/s: a 2 s window (the seed's 5 s one at r = 20), so the
       // default cadence refreshes every 0.6–1 s and the revocation is heard sooner.
-      MAX_UNITS_PER_SECOND: '50',
+      SPEND_SENTINEL_BUDGET_UNVERIFIED_UNITS: '200',
+      SPEND_SENTINEL_BUDGET_MAX_UNITS_PER_SECOND: '50',
+      SPEND_SENTINEL_BUDGET_NODES: '2',
       DRAIN_DELAY_MS: '200',
       SHUTDOWN_TIMEOUT_MS: '2000',
       ...env,
@@ -185,8 +193,8 @@ describe('the example services', { concurrency: true }, () => {
     assert.equal(after3.settled - after1.settled, 85 + cut.tokens, 'settled: the prompt and the tokens sent before the cut');
 
     const refused = await streamAnswer(svc, 120); // 128 tokens: more than the whole node budget
-    assert.equal(refused.status, 503);
-    assert.deepEqual(refused.json, { error: 'not_admitted', reason: 'budget_exhausted' });
+    assert.equal(refused.status, 413, 'it can never fit: retrying cannot help');
+    assert.deepEqual(refused.json, { error: 'not_admitted', reason: 'exceeds_node_budget' });
 
     svc.child.kill('SIGTERM');
     assert.deepEqual(await withTimeout(svc.exited, 10_000, 'streaming-tokens.mjs to exit'), { code: 0, signal: null });
@@ -194,11 +202,35 @@ describe('the example services', { concurrency: true }, () => {
   });
 });
 
+/** Stand-ins for what a cluster's Secrets give (`valueFrom`): a variable not listed here fails. */
+const SECRET_STAND_INS = { SPEND_SENTINEL_AUTHORITY_CREDENTIAL: 'sk_test_stand_in', SPEND_SENTINEL_BUDGET_FLEET_REDIS: 'redis://127.0.0.1:9' };
+
+/** A container's env as variables, each `valueFrom` given its stand-in. */
+const variablesOf = (entries) =>
+  Object.fromEntries(
+    entries.map((e) => {
+      if ('value' in e) return [e.name, e.value];
+      assert.ok(e.name in SECRET_STAND_INS, `${e.name} comes from a Secret: give it a stand-in`);
+      return [e.name, SECRET_STAND_INS[e.name]];
+    }),
+  );
+
+/** What `Sentinel.fromEnv(vars)` makes, asking an authority (and a Redis) where nothing listens. */
+async function fromEnvReadOuts(vars) {
+  const sentinel = Sentinel.fromEnv(vars, { authority: { url: 'https://127.0.0.1:9/v1/account' } });
+  try {
+    return { nodeBudgetUnits: sentinel.nodeBudgetUnits, staleWindowSeconds: sentinel.staleWindowSeconds };
+  } finally {
+    await sentinel.close();
+  }
+}
+
+const manifest = parseYaml(readFileSync(file('../examples/k8s/deployment.yaml'), 'utf8'));
+
 describe('examples/k8s/deployment.yaml', () => {
-  const manifest = parseYaml(readFileSync(file('../examples/k8s/deployment.yaml'), 'utf8'));
   const pod = manifest.spec.template.spec;
   const [container] = pod.containers;
-  const env = Object.fromEntries(container.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
+  const env = variablesOf(container.env);
   const exposure = (probe) => probe.periodSeconds * probe.failureThreshold;
 
   test('probes point at the three routes on the container port', () => {
@@ -215,13 +247,13 @@ describe('examples/k8s/deployment.yaml', () => {
     assert.ok(exposure(container.startupProbe) >= 30, 'startup gives the first refresh generous time');
   });
 
-  test('a rollout keeps the static share: nodes (REPLICAS) ≥ replicas + maxSurge', () => {
+  test('a rollout keeps the static share: nodes (SPEND_SENTINEL_BUDGET_NODES) ≥ replicas + maxSurge', () => {
     // Kubernetes' defaults: RollingUpdate with maxSurge 25%, a percentage rounded up.
     const strategy = manifest.spec.strategy ?? { type: 'RollingUpdate' };
     const surge = strategy.type === 'Recreate' ? 0 : (strategy.rollingUpdate?.maxSurge ?? '25%');
     const maxSurge = typeof surge === 'string' ? Math.ceil((manifest.spec.replicas * Number.parseFloat(surge)) / 100) : surge;
     assert.ok(Number.isInteger(maxSurge) && maxSurge >= 0, `maxSurge ${surge}`);
-    const nodes = Number(env.REPLICAS);
+    const nodes = Number(env.SPEND_SENTINEL_BUDGET_NODES);
     assert.ok(
       nodes >= manifest.spec.replicas + maxSurge,
       `nodes ${nodes} < replicas ${manifest.spec.replicas} + maxSurge ${maxSurge}: a rollout would pass b`,
@@ -233,17 +265,20 @@ describe('examples/k8s/deployment.yaml', () => {
     assert.ok(pod.terminationGracePeriodSeconds > needed, `${pod.terminationGracePeriodSeconds} s ≤ ${needed} s`);
   });
 
-  test('the budget env gives the 5 s seed window, and REPLICAS matches spec.replicas', () => {
-    assert.equal(Number(env.REPLICAS), manifest.spec.replicas);
-    const sentinel = new Sentinel({
-      budget: { unverifiedUnits: Number(env.BUDGET_UNITS), maxUnitsPerSecond: Number(env.MAX_UNITS_PER_SECOND), nodes: Number(env.REPLICAS) },
-      authority: { inspect: async () => 'valid' },
-    });
-    try {
-      assert.equal(sentinel.staleWindowSeconds, 5);
-    } finally {
-      sentinel.close();
-    }
+  test('Sentinel.fromEnv accepts every variable it sets: the 5 s seed window, nodes = spec.replicas', async () => {
+    assert.equal(Number(env.SPEND_SENTINEL_BUDGET_NODES), manifest.spec.replicas);
+    assert.deepEqual(await fromEnvReadOuts(env), { nodeBudgetUnits: 100, staleWindowSeconds: 5 });
+  });
+
+  test('docs/fleet.md\'s autoscaled Deployment sets the variables of its fleet example, which Sentinel.fromEnv accepts', async () => {
+    const page = readFileSync(file('../docs/fleet.md'), 'utf8');
+    const block = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]).find((y) => y.includes('HorizontalPodAutoscaler'));
+    const deployment = parseAllDocuments(block).map((d) => d.toJS()).find((d) => d.spec?.template);
+    const fleetEnv = variablesOf(deployment.spec.template.spec.containers[0].env);
+    assert.ok(Object.keys(fleetEnv).every((name) => name.startsWith('SPEND_SENTINEL_')), `only the sentinel's variables: ${Object.keys(fleetEnv)}`);
+    const authority = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('SPEND_SENTINEL_AUTHORITY_')));
+    // b 20000, r 50, maxStaleSeconds 10, maxNodes 25: a fresh fleet runs on its floor, 200 units (4 s).
+    assert.deepEqual(await fromEnvReadOuts({ ...authority, ...fleetEnv }), { nodeBudgetUnits: 200, staleWindowSeconds: 4 });
   });
 });
 
@@ -331,6 +366,18 @@ describe('examples/Dockerfile', () => {
     assertRunnable(cmd[1]);
     assert.ok(image.has(`${pkg.napi.binaryName}.linux-x64-gnu.node`), 'the built addon (npm run build) is copied next to binding.js');
     assert.ok(image.has('binding.js'));
+  });
+
+  test('its metering.env is the one of docs/kubernetes.md and the Deployment\'s, and Sentinel.fromEnv accepts it', async () => {
+    const listed = (text) => Object.fromEntries([...text.matchAll(/^(?:#\s*)?(SPEND_SENTINEL_[A-Z0-9_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+    const page = listed(readFileSync(file('../docs/kubernetes.md'), 'utf8'));
+    assert.deepEqual(listed(dockerfile), page);
+    const deployment = Object.fromEntries(manifest.spec.template.spec.containers[0].env.filter((e) => 'value' in e && e.name.startsWith('SPEND_SENTINEL_')).map((e) => [e.name, e.value]));
+    assert.deepEqual(page, deployment);
+    // The credential comes from the shell (docker run -e), as from a Secret in the Deployment.
+    assert.match(dockerfile, /-e SPEND_SENTINEL_AUTHORITY_CREDENTIAL\b/);
+    const withCredential = { ...page, SPEND_SENTINEL_AUTHORITY_CREDENTIAL: SECRET_STAND_INS.SPEND_SENTINEL_AUTHORITY_CREDENTIAL };
+    assert.deepEqual(await fromEnvReadOuts(withCredential), { nodeBudgetUnits: 100, staleWindowSeconds: 5 });
   });
 
   test('docker stop: docs/kubernetes.md and the Dockerfile give a stop timeout longer than drain + shutdown timeout', () => {

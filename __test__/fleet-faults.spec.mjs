@@ -44,9 +44,10 @@ const errorsTotal = (sentinel) => metric(sentinel, 'spend_sentinel_fleet_redis_e
 const fmt = (s) => `fleet ${JSON.stringify(s.fleet())}, readiness ${JSON.stringify(s.readiness())}`;
 
 describe('a slow authority never deadlocks a fresh fleet', { concurrency: true }, () => {
-  // The example numbers of docs/fleet.md (b 2000, r 50, maxStaleSeconds 10, maxNodes 25, reserve 0.25:
-  // a floor of 20 units, a 0.4 s window) with the shortest lease, and default refresh options:
-  // a refresh is not abandoned before 2 s, so a late valid answer still ends the hold.
+  // docs/fleet.md's example with b = 2000 (r 50, maxStaleSeconds 10, maxNodes 25, reserve 0.25: a
+  // floor of 20 units, a 0.4 s window, shorter than the authority's answer; the page shows b = 20000
+  // and says so) with the shortest lease, and default refresh options: a refresh is not abandoned
+  // before 2 s, so a late valid answer still ends the hold.
   const LEASE = 5;
   for (const latencyMs of [300, 900]) {
     test(`authority answering in ${latencyMs} ms: leased within leaseSeconds × 1.03 + 2 s plus three refreshes, then ready`, async (t) => {

@@ -380,26 +380,28 @@ describe('admission', () => {
     assert.equal(sentinel.exposureUnits, 1000);
   });
 
-  test('up to the node budget, then refused; budget_exhausted; units admitted during a refresh stay, the next refresh clears them', async () => {
+  test('up to the node budget, then refused; budget_exhausted (degraded: the pod stays routed); units admitted during a refresh stay, the next refresh clears them', async () => {
     const { auth, sentinel, transitions } = await readyHeld();
     const inFlight = await auth.call(1); // sent before the admissions below
     assert.equal(sentinel.admit(600), true);
     assert.equal(sentinel.admit(400), true);
     assert.equal(sentinel.exposureUnits, 1000);
     assert.equal(sentinel.admit(1), false);
-    assert.equal(sentinel.admit(0), false, 'not_ready (budget_exhausted) admits nothing');
+    assert.equal(sentinel.refusalReason(1), 'budget_exhausted');
+    assert.equal(sentinel.admit(0), true, 'ledger + 0 ≤ node budget: zero units still fit a budget spent exactly');
     assert.equal(sentinel.exposureUnits, 1000);
-    assertReadiness(sentinel.readiness(), 'not_ready', 'budget_exhausted', 503);
-    const exhausted = await transitions.waitFor({ to: 'not_ready' });
+    assertReadiness(sentinel.readiness(), 'degraded', 'budget_exhausted', 200);
+    const exhausted = await transitions.waitFor({ to: 'degraded' });
     assert.deepEqual({ from: exhausted.from, reason: exhausted.reason }, { from: 'ready', reason: 'budget_exhausted' });
 
     inFlight.release('valid');
-    const following = await auth.call(2); // starts only after call #1's outcome was applied
+    // Starts once call #1's outcome was applied: at once, on demand (the ledger is past half).
+    const following = await auth.call(2);
     assert.equal(sentinel.exposureUnits, 1000, 'units admitted while a refresh was in flight stay in the ledger');
-    assertReadiness(sentinel.readiness(), 'not_ready', 'budget_exhausted', 503);
+    assertReadiness(sentinel.readiness(), 'degraded', 'budget_exhausted', 200);
 
     following.release('valid');
-    const recovered = await transitions.waitFor({ from: 'not_ready', to: 'ready' }, { from: transitions.events.indexOf(exhausted) + 1 });
+    const recovered = await transitions.waitFor({ from: 'degraded', to: 'ready' }, { from: transitions.events.indexOf(exhausted) + 1 });
     assert.equal(recovered.reason, 'verified');
     assert.equal(sentinel.exposureUnits, 0, 'the ledger drops after a valid refresh sent after the admissions');
     assert.equal(sentinel.admit(1), true);

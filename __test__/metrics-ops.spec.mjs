@@ -8,6 +8,7 @@ import { catchError, fastOptions, held, recordTransitions, scriptedAuthority, se
 import {
   FAMILY_TYPES,
   OUTCOMES,
+  REFRESH_CAUSES,
   REFUSAL_REASONS,
   TRANSITION_KEYS,
   assertClosedLabels,
@@ -45,9 +46,10 @@ describe('every counter series exists from the first scrape', () => {
   test('before anything happened: each possible series at 0, and only possible ones', () => {
     const m = scrape(idle());
     assertClosedLabels(m, 'first scrape');
-    assert.equal(TRANSITION_KEYS.length, 20, 'premise: 2 into ready, 2 into degraded, 2 × 8 into not_ready');
+    assert.equal(TRANSITION_KEYS.length, 22, 'premise: 2 into ready, 2 × 2 into degraded, 2 × 8 into not_ready');
     assert.deepEqual(transitionSeries(m), zeroes(TRANSITION_KEYS), 'transitions_total: every possible combination at 0');
     assert.deepEqual(byLabel(m, 'spend_sentinel_refresh_total', 'outcome'), zeroes(OUTCOMES));
+    assert.deepEqual(byLabel(m, 'spend_sentinel_refresh_indeterminate_total', 'cause'), zeroes(REFRESH_CAUSES));
     assert.deepEqual(byLabel(m, 'spend_sentinel_admitted_units_total', 'status'), zeroes(['ready', 'degraded']));
     assert.deepEqual(byLabel(m, 'spend_sentinel_refused_total', 'reason'), zeroes(REFUSAL_REASONS), 'no verified / refresh_indeterminate');
     assert.deepEqual(byLabel(m, 'spend_sentinel_refused_units_total', 'reason'), zeroes(REFUSAL_REASONS));
@@ -68,7 +70,7 @@ describe('every counter series exists from the first scrape', () => {
     await transitions.waitFor({ to: 'ready' });
     const after = transitionSeries(scrape(sentinel));
     assert.equal(after['not_ready->ready (verified)'], 1, 'then 1: increase() sees 0 → 1');
-    assert.equal(Object.keys(after).length, 20, 'still the same 20 series');
+    assert.equal(Object.keys(after).length, 22, 'still the same 22 series');
   });
 });
 

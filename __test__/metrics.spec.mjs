@@ -25,6 +25,7 @@ import {
   BREAKER_STATES,
   FAMILY_TYPES,
   OUTCOMES,
+  REFRESH_CAUSES,
   REFUSAL_REASONS,
   STATUSES,
   assertClosedLabels,
@@ -119,7 +120,7 @@ function controlledAuthority() {
 }
 
 describe('the exposition format', () => {
-  test('it parses; exactly the seventeen families, each with HELP and TYPE, with their types', () => {
+  test('it parses; exactly the families of FAMILY_TYPES, each with HELP and TYPE, with their types', () => {
     const auth = scriptedAuthority((call) => held(call));
     const sentinel = pool.make(fastOptions(auth));
     const text = sentinel.metrics();
@@ -131,7 +132,7 @@ describe('the exposition format', () => {
       FAMILY_TYPES,
       'family set and types',
     );
-    assert.equal(parsed.length, 17, 'the library sees seventeen families too');
+    assert.equal(parsed.length, Object.keys(FAMILY_TYPES).length, 'the library sees them all too');
     for (const f of parsed) {
       assert.ok(f.help.length > 0, `${f.name} has a HELP text`);
       assert.equal(f.type, FAMILY_TYPES[f.name].toUpperCase(), `${f.name} TYPE as parsed`);
@@ -187,7 +188,7 @@ describe('the exposition format', () => {
     const before = sentinel.metricFamilies();
     const families = scrape(sentinel);
     const after = sentinel.metricFamilies();
-    assert.ok(Array.isArray(before) && before.length === 17, 'seventeen families as data');
+    assert.ok(Array.isArray(before) && before.length === Object.keys(FAMILY_TYPES).length, 'every family as data');
     assert.deepEqual(
       before.map((f) => [f.name, f.type, f.help]),
       [...families.values()].map((f) => [f.name, f.type, f.help]),
@@ -258,6 +259,8 @@ describe('the sentinel families follow its state', () => {
       const answered = ctl.answers.slice(0, n);
       assert.equal(answered.filter((a) => a !== undefined).length, n, `${stage}: test premise, calls 0..${n - 1} answered`);
       assert.deepEqual(byLabel(m, 'spend_sentinel_refresh_total', 'outcome'), tally(OUTCOMES, answered), `${stage}: refresh_total by outcome`);
+      const saidIndeterminate = answered.filter((a) => a === 'indeterminate').map(() => 'inspect_indeterminate');
+      assert.deepEqual(byLabel(m, 'spend_sentinel_refresh_indeterminate_total', 'cause'), tally(REFRESH_CAUSES, saidIndeterminate), `${stage}: indeterminate by cause`);
       assert.equal(valueOf(m, 'spend_sentinel_refresh_duration_seconds_count'), n, `${stage}: histogram count = refreshes sent`);
       assert.equal(valueOf(m, 'spend_sentinel_refresh_duration_seconds_bucket', { le: '+Inf' }), n, `${stage}: +Inf bucket`);
       const sum = valueOf(m, 'spend_sentinel_refresh_duration_seconds_sum');

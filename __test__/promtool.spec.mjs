@@ -43,6 +43,7 @@ describe('promtool', { skip }, () => {
     await breaker.fire(async () => 'ok');
     sentinel.admit(1);
     sentinel.charge(2.5); // overage: no evidence is needed to record usage
+    sentinel.hold('promtool:check');
     const { status, output } = promtool(['check', 'metrics'], sentinel.metrics());
     assert.equal(status, 0, output);
     assert.equal(output.trim(), '', 'no lint findings');
@@ -134,6 +135,24 @@ describe('promtool', { skip }, () => {
           },
         ],
       };
+      cases.SpendSentinelHeldLong = [
+        {
+          // One hold open from minute 0, another name released at once: the first fires after 15 minutes.
+          input_series: [
+            { series: `spend_sentinel_holds${labels({ name: 'model-backend' })}`, values: '1x25' },
+            { series: `spend_sentinel_holds${labels({ name: 'cache' })}`, values: '1 0x24' },
+          ],
+          alert_rule_test: [
+            { eval_time: '14m', alertname: 'SpendSentinelHeldLong', exp_alerts: [] },
+            { eval_time: '16m', alertname: 'SpendSentinelHeldLong', exp_alerts: [{ exp_labels: { instance: instance.instance, name: 'model-backend' } }] },
+          ],
+        },
+        {
+          // Holds that come and go (a cache warmed at each deploy): quiet.
+          input_series: [{ series: `spend_sentinel_holds${labels({ name: 'cache' })}`, values: '1 1 0 0 1 1 1 0 0 0 1 1 0 0 1 1 1 0 0 0 1 1 0 0 0' }],
+          alert_rule_test: [{ eval_time: '24m', alertname: 'SpendSentinelHeldLong', exp_alerts: [] }],
+        },
+      ];
       assert.deepEqual(names.sort(), Object.keys(cases).sort(), 'a test case for each documented alert');
       const tests = Object.values(cases).flat().map((c) => ({ interval: '1m', ...c }));
       writeFileSync(join(dir, 'tests.yml'), YAML.stringify({ rule_files: ['rules.yml'], evaluation_interval: '1m', tests }));

@@ -21,6 +21,7 @@ import type {
   HttpAuthorityOptions,
   InspectAuthorityOptions,
   SentinelLogger,
+  SentinelOverrides,
   WhenReadyOptions,
   MetricsOptions,
   CircuitBreakerOptions,
@@ -54,5 +55,6 @@ export const sameOptions: [
   Equals<Parameters<Sentinel['metrics']>[0], MetricsOptions | undefined>,
   Equals<NonNullable<ConstructorParameters<typeof CircuitBreaker<string>>[0]>, CircuitBreakerOptions<string>>,
   Equals<NonNullable<SentinelOptions['refresh']>['breaker'], boolean | RefreshBreakerOptions | undefined>,
-] = [true, true, true, true, true, true];
+  Equals<Parameters<typeof Sentinel.fromEnv>[1], SentinelOverrides | undefined>,
+] = [true, true, true, true, true, true, true];
 export const used = [nativeNoop, __napiBindingTarget, reservationFunctions, Sentinel, computeBudget, CircuitBreaker, CircuitOpenError, Reservation, admission, gracefulShutdown];

@@ -13,8 +13,11 @@
 //   -->                                 they type what the snippet uses and cannot change it.
 //   <!-- fragment: why -->              not a program (e.g. a top-level `return` from a handler
 //                                       body, or `/* as before */` in an object): not compiled.
+//   <!-- runs-as-pasted: app.cjs (…) -->  a whole program, run as pasted under that file name by
+//                                       doc-programs.spec.mjs (a stronger check than compiling);
+//                                       a ```ts one is compiled here too (it must, to run at all).
 //
-// A block with neither marker fails the test, so a new example is checked or says why not.
+// A block with none of these markers fails the test, so a new example is checked or says why not.
 //
 // How a block is compiled: ```ts as an ES module (.mts); ```js as CommonJS (.cjs, `require`) unless
 // it has `import` statements (then .mjs), with `checkJs`, so `require('spend-sentinel/express')` is
@@ -34,13 +37,13 @@ test('README.md and docs/*.md have js/ts examples, and each says whether it is c
   assert.ok(snippets.length >= 5, `found ${snippets.length} js/ts blocks`);
   assert.ok(snippets.some((s) => s.file === 'README.md') && snippets.some((s) => s.file !== 'README.md'), 'examples in README.md and in docs/');
   const unmarked = snippets.filter((s) => s.marker === null).map((s) => `${s.file}:${s.line}`);
-  assert.deepEqual(unmarked, [], 'blocks without <!-- check-snippet --> or <!-- fragment: reason --> right before the fence');
+  assert.deepEqual(unmarked, [], 'blocks without <!-- check-snippet -->, <!-- runs-as-pasted: name --> or <!-- fragment: reason --> right before the fence');
   const checked = snippets.filter((s) => s.marker === 'check');
   assert.ok(checked.length >= 4, `${checked.length} blocks checked`);
   for (const lang of ['js', 'ts']) assert.ok(checked.some((s) => s.lang === lang), `a checked \`\`\`${lang} block`);
 });
 
-for (const snippet of snippets.filter((s) => s.marker === 'check')) {
+for (const snippet of snippets.filter((s) => s.marker === 'check' || (s.marker === 'run' && s.lang === 'ts'))) {
   test(`${snippet.file}:${snippet.line} (\`\`\`${snippet.lang}) compiles under --strict`, () => {
     assert.deepEqual(compileSnippet(snippet), []);
   });

@@ -131,7 +131,8 @@ describe('reserve, extend, settle, release', () => {
     assert.equal(agree('ready', [201]), 'budget_exhausted', 'more than the node budget');
     agree('ready', [0, 150, 50]);
     assert.equal(sentinel.exposureUnits, 200, 'premise: the node budget is spent by admissions');
-    assert.equal(agree('spent', [0]), 'budget_exhausted');
+    assert.equal(agree('spent', [0]), null, 'ledger + 0 ≤ node budget: zero units fit a budget spent exactly');
+    assert.equal(agree('spent', [0.5]), 'budget_exhausted');
 
     await refreshes.answer('valid'); // sent before the admissions: they stay
     await refreshes.answer('valid'); // sent after them
@@ -295,19 +296,19 @@ describe('the ledger across refreshes (node budget 200)', () => {
 });
 
 describe('transitions and metrics', () => {
-  test('an overage settle that spends the budget makes it not_ready (budget_exhausted); refunding held units makes it ready again', async () => {
+  test('an overage settle that spends the budget makes it degraded (budget_exhausted); refunding held units makes it ready again', async () => {
     const { sentinel, transitions } = await ready();
     const first = sentinel.reserve(100);
     const second = sentinel.reserve(80);
-    const spending = transitions.next({ to: 'not_ready' });
+    const spending = transitions.next({ to: 'degraded' });
     first.settle(120); // 120 recorded + 80 held = the node budget
     const spent = await spending;
     assert.deepEqual([spent.from, spent.reason], ['ready', 'budget_exhausted']);
-    assert.equal(second.extend(0), false);
+    assert.equal(second.extend(1), false, 'a spent budget refuses the units that do not fit');
     const freeing = transitions.next({ to: 'ready' });
     second.release(); // the 80 leave at once: 120 of 200
     const freed = await freeing;
-    assert.deepEqual([freed.from, freed.reason], ['not_ready', 'verified']);
+    assert.deepEqual([freed.from, freed.reason], ['degraded', 'verified']);
     assert.equal(sentinel.exposureUnits, 120);
     assert.equal(sentinel.admit(80), true);
   });

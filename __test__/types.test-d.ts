@@ -29,6 +29,7 @@ const reasonIsExact: Equals<
   | 'verified'
   | 'no_fleet_lease'
   | 'internal_error'
+  | 'held'
 > = true;
 const statusMethodIsExact: Equals<ReturnType<Sentinel['status']>, Status> = true;
 const eventStatusIsExact: Equals<TransitionEvent['from'] | TransitionEvent['to'], Status> = true;
@@ -53,8 +54,9 @@ function describeReason(reason: Reason): string {
     case 'no_evidence':
     case 'no_fleet_lease':
     case 'evidence_too_old':
-    case 'budget_exhausted':
+    case 'held':
       return 'not ready';
+    case 'budget_exhausted':
     case 'refresh_indeterminate':
       return 'degraded';
     case 'verified':
@@ -147,12 +149,40 @@ const noBudget: Options = { authority: { inspect: answerValid } };
 // @ts-expect-error options are required
 new Sentinel();
 
+// ---- Sentinel.fromEnv: variables are strings; overrides are any part of the options -------------
+function fromTheEnvironment(): Sentinel[] {
+  return [
+    Sentinel.fromEnv(),
+    Sentinel.fromEnv(process.env),
+    Sentinel.fromEnv({ SPEND_SENTINEL_BUDGET_NODES: '2', UNSET: undefined }),
+    Sentinel.fromEnv(process.env, { budget: { maxUnitsPerSecond: 50 } }),
+    Sentinel.fromEnv(process.env, { authority: { inspect: answerValid }, logger: console }),
+    Sentinel.fromEnv(process.env, { refresh: { breaker: { openMs: 500 } }, budget: { fleet: { maxNodes: 25 } } }),
+    // @ts-expect-error a variable's value is a string
+    Sentinel.fromEnv({ SPEND_SENTINEL_BUDGET_NODES: 2 }),
+    // @ts-expect-error overrides are options: no unknown key
+    Sentinel.fromEnv(process.env, { retries: 3 }),
+    // @ts-expect-error an override has the option's type
+    Sentinel.fromEnv(process.env, { budget: { nodes: '2' } }),
+    // @ts-expect-error inspect is a function, also as an override
+    Sentinel.fromEnv(process.env, { authority: { inspect: 'valid' } }),
+  ];
+}
+
 // ---- instance API ---------------------------------------------------------------------------------
 function useSentinel(sentinel: Sentinel): void {
   const admitted: boolean = sentinel.admit();
   const admittedMany: boolean = sentinel.admit(2.5);
   // @ts-expect-error units is a number
   sentinel.admit('1');
+
+  // A hold answers the function that releases it.
+  const release: () => void = sentinel.hold('warming-cache');
+  release();
+  // @ts-expect-error a hold has a name
+  sentinel.hold();
+  // @ts-expect-error the name is a string
+  sentinel.hold(1);
 
   const r: Readiness = sentinel.readiness();
   const status: Status = r.status;
@@ -232,4 +262,5 @@ export {
   ready, degraded, notReady, healthy, camel, timeoutReason, describeReason,
   inspectOptions, everyOutcome, httpOptions, minimalHttp,
   badUnits, badTimeout, badInsecure, badCapabilities, badOutcome, unknownKey, noBudget, useSentinel,
+  fromTheEnvironment,
 };

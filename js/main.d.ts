@@ -30,6 +30,7 @@ export type {
   RefreshOptions,
   SentinelLogger,
   SentinelOptions,
+  SentinelOverrides,
   WhenReadyOptions,
 } from './option-types';
 export { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } from './breaker';

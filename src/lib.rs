@@ -35,5 +35,6 @@ mod module_graph_tests;
 // napi-rs registers nothing).
 pub use bindings::{
     admission_code_function, admission_refusal_reasons, breaker_protocol, compute_budget,
-    native_noop, reservation_functions, BreakerCore, BreakerProtocol, BudgetAnswer, Sentinel,
+    native_noop, reservation_functions, window_figures, BreakerCore, BreakerProtocol, BudgetAnswer,
+    Sentinel,
 };

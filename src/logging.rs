@@ -8,8 +8,13 @@
 use std::time::Duration;
 
 use crate::numbers::u64_as_f64;
+use crate::rules::cadence::shortest_calm_default_window;
 use crate::rules::fleet::FleetEvent;
-use crate::rules::{Outcome, Readiness, Reason, Status};
+use crate::rules::readiness_holds::{HoldName, Released};
+use crate::rules::{
+    BudgetSource, CadencePlan, JsNumber, JsType, Outcome, Readiness, Reason, RefreshCause, Status,
+    Verdict,
+};
 
 /// The tasks a sentinel runs (the refresher's), named for logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +60,8 @@ pub enum Field {
     Milliseconds(Duration),
     Number(f64),
     Null,
+    /// A readiness hold's name (`sentinel.hold(name)`): the service's own words, checked.
+    Hold(HoldName),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -94,21 +101,148 @@ pub fn transition(from: Status, now: &Readiness) -> Line {
     }
 }
 
-/// A refresh that answered `outcome` after `took`: a line unless it proved the credential valid.
-/// `indeterminate` (no proof either way) warns; a refusal is an error.
-pub fn refreshed(outcome: Outcome, took: Duration) -> Option<Line> {
+/// A refresh that concluded `verdict` after `took`: a line unless it proved the credential
+/// valid. `indeterminate` (no proof either way) warns, with its `cause` (and, for a value
+/// `inspect` should not have answered, that value's type); a refusal is an error.
+pub fn refreshed(verdict: Verdict, took: Duration) -> Option<Line> {
+    let outcome = verdict.outcome();
     let level = match outcome {
         Outcome::Valid => return None,
         Outcome::Indeterminate => Level::Warn,
         Outcome::InvalidCredential | Outcome::CapabilityMissing => Level::Error,
     };
+    let mut message = format!("spend-sentinel: refresh {}", outcome.as_str());
+    let mut fields = vec![
+        ("event", Field::Text("spend_sentinel.refresh")),
+        ("outcome", Field::Text(outcome.as_str())),
+    ];
+    if let Some(cause) = verdict.cause() {
+        fields.push(("cause", Field::Text(cause.as_str())));
+        match verdict {
+            Verdict::BadValue(kind) => {
+                fields.push(("valueType", Field::Text(kind.as_str())));
+                message += &format!(" ({}: {})", cause.as_str(), kind.as_str());
+            }
+            _ => message += &format!(" ({})", cause.as_str()),
+        }
+    }
+    fields.push(("durationMs", Field::Milliseconds(took)));
     Some(Line {
         level,
-        message: format!("spend-sentinel: refresh {}", outcome.as_str()),
+        message,
+        fields,
+    })
+}
+
+/// The `process.emitWarning` text for a sentinel without a logger whose `inspect` answered a
+/// value of type `kind` (shown once per sentinel). Names the type, never the value: a string
+/// answered by mistake could be anything, a secret included.
+pub fn inspect_value_warning(kind: JsType) -> String {
+    let (what, hint) = match kind {
+        JsType::Undefined => (
+            "undefined",
+            " Does it return (or resolve with) the outcome?",
+        ),
+        JsType::Null => ("null", ""),
+        JsType::Boolean => ("a boolean", " Answer 'valid' rather than true."),
+        JsType::Number => ("a number", ""),
+        JsType::BigInt => ("a bigint", ""),
+        JsType::String => (
+            "a string",
+            " The outcomes are exact, lower-case strings (the one answered is not shown).",
+        ),
+        JsType::Symbol => ("a symbol", ""),
+        JsType::Object => (
+            "an object",
+            " Answer the outcome string itself, not an object holding it.",
+        ),
+        JsType::Function => ("a function", ""),
+    };
+    let outcomes: Vec<String> = Outcome::ALL
+        .iter()
+        .map(|o| format!("'{}'", o.as_str()))
+        .collect();
+    format!(
+        "spend-sentinel: authority.inspect() answered {what}, not one of the outcomes {}: the \
+         refresh proves nothing (indeterminate, cause {}).{hint} Shown once; a `logger` option \
+         logs every refresh's cause.",
+        outcomes.join(", "),
+        RefreshCause::InspectBadValue.as_str()
+    )
+}
+
+/// `sentinel.hold(name)` opened a hold: readiness is `not_ready` / `held` until it is released.
+/// Info: the service asked for it (the transition line, when the status changes, warns).
+pub fn hold_opened(name: HoldName, open_named: usize) -> Line {
+    Line {
+        level: Level::Info,
+        message: format!("spend-sentinel: hold {name} opened; readiness is not_ready (held) until every hold is released"),
         fields: vec![
-            ("event", Field::Text("spend_sentinel.refresh")),
-            ("outcome", Field::Text(outcome.as_str())),
-            ("durationMs", Field::Milliseconds(took)),
+            ("event", Field::Text("spend_sentinel.hold")),
+            ("name", Field::Hold(name)),
+            ("openHolds", Field::Number(count(open_named))),
+        ],
+    }
+}
+
+/// A hold was released (once: releasing again makes no line), with how long it was open.
+pub fn hold_released(released: &Released) -> Line {
+    Line {
+        level: Level::Info,
+        message: format!("spend-sentinel: hold {} released", released.name),
+        fields: vec![
+            ("event", Field::Text("spend_sentinel.hold_released")),
+            ("name", Field::Hold(released.name)),
+            ("openHolds", Field::Number(count(released.still_open))),
+            ("heldSeconds", Field::Seconds(released.open_for)),
+        ],
+    }
+}
+
+/// A count as a field value (far below 2^53: exact).
+fn count(n: usize) -> f64 {
+    u64_as_f64(u64::try_from(n).unwrap_or(u64::MAX))
+}
+
+/// At construction, with default refresh pauses: one `warn` line when they may ask the authority
+/// more than once a second at the smallest window the node runs with (its floor's, in a fleet),
+/// so a window too short for its rate is no silent load on the billing API. `None` otherwise.
+pub fn busy_cadence(plan: &CadencePlan, budget: &BudgetSource) -> Option<Line> {
+    let window = budget.smallest_stale_window();
+    let cadence = plan.at(window);
+    if !cadence.busier_than_calm() {
+        return None;
+    }
+    let calls = cadence.calls_per_second(Duration::ZERO);
+    let raise = match budget {
+        BudgetSource::Static(_) => {
+            "raise budget.unverifiedUnits or lower budget.maxUnitsPerSecond (node budget / r)"
+        }
+        BudgetSource::Fleet(_) => {
+            "raise budget.unverifiedUnits or budget.fleet.reserve, or lower budget.fleet.maxNodes \
+             or budget.maxUnitsPerSecond (the floor, b × reserve / maxNodes, over r)"
+        }
+    };
+    let ms = |d: Duration| JsNumber((d.as_secs_f64() * 1000.0).round());
+    Some(Line {
+        level: Level::Warn,
+        message: format!(
+            "spend-sentinel: the default refresh cadence asks the authority up to {} times a \
+             second (a pause of {}–{} ms after each refresh, for a {} s stale window); a window \
+             of at least {} s keeps it to one call a second: {raise}, or set \
+             refresh.minIntervalMs and refresh.maxIntervalMs",
+            JsNumber((calls * 100.0).round() / 100.0),
+            ms(cadence.min_interval),
+            ms(cadence.max_interval),
+            JsNumber(window.as_secs_f64()),
+            JsNumber(shortest_calm_default_window().as_secs_f64()),
+        ),
+        fields: vec![
+            ("event", Field::Text("spend_sentinel.cadence")),
+            ("callsPerSecond", Field::Number(calls)),
+            ("staleWindowSeconds", Field::Seconds(window)),
+            ("minIntervalMs", Field::Milliseconds(cadence.min_interval)),
+            ("maxIntervalMs", Field::Milliseconds(cadence.max_interval)),
         ],
     })
 }
@@ -242,7 +376,8 @@ mod tests {
         let cases = [
             (Status::Degraded, Reason::RefreshIndeterminate),
             (Status::NotReady, Reason::EvidenceTooOld),
-            (Status::NotReady, Reason::BudgetExhausted),
+            (Status::Degraded, Reason::BudgetExhausted),
+            (Status::NotReady, Reason::Held),
             (Status::NotReady, Reason::InternalError),
             (Status::NotReady, Reason::ShuttingDown),
         ];
@@ -276,22 +411,112 @@ mod tests {
 
     #[test]
     fn a_valid_refresh_makes_no_line() {
-        assert_eq!(refreshed(Outcome::Valid, Duration::from_millis(3)), None);
+        assert_eq!(refreshed(Verdict::Valid, Duration::from_millis(3)), None);
     }
 
     #[test]
-    fn an_indeterminate_refresh_warns_and_a_refusal_is_an_error() {
+    fn an_indeterminate_refresh_warns_with_its_cause_and_a_refusal_is_an_error() {
+        use crate::rules::evidence::Denial;
         let took = Duration::from_millis(42);
-        let line = refreshed(Outcome::Indeterminate, took).unwrap();
+        let line = refreshed(Verdict::Indeterminate(RefreshCause::Http5xx), took).unwrap();
         assert_eq!(line.level, Level::Warn);
-        assert_eq!(line.message, "spend-sentinel: refresh indeterminate");
-        assert_eq!(field(&line, "durationMs"), Field::Milliseconds(took));
-        for outcome in [Outcome::InvalidCredential, Outcome::CapabilityMissing] {
-            let line = refreshed(outcome, took).unwrap();
-            assert_eq!(line.level, Level::Error, "{outcome:?}");
-            assert_eq!(field(&line, "outcome"), Field::Text(outcome.as_str()));
-            assert_eq!(field(&line, "event"), Field::Text("spend_sentinel.refresh"));
+        assert_eq!(
+            line.message,
+            "spend-sentinel: refresh indeterminate (http_5xx)"
+        );
+        assert_eq!(
+            line.fields,
+            [
+                ("event", Field::Text("spend_sentinel.refresh")),
+                ("outcome", Field::Text("indeterminate")),
+                ("cause", Field::Text("http_5xx")),
+                ("durationMs", Field::Milliseconds(took)),
+            ]
+        );
+        for denial in [Denial::InvalidCredential, Denial::CapabilityMissing] {
+            let verdict = Verdict::Denied(denial);
+            let line = refreshed(verdict, took).unwrap();
+            assert_eq!(line.level, Level::Error, "{denial:?}");
+            assert_eq!(
+                line.fields,
+                [
+                    ("event", Field::Text("spend_sentinel.refresh")),
+                    ("outcome", Field::Text(verdict.outcome().as_str())),
+                    ("durationMs", Field::Milliseconds(took)),
+                ]
+            );
         }
+    }
+
+    #[test]
+    fn a_bad_inspect_value_logs_its_type() {
+        let took = Duration::from_millis(1);
+        let line = refreshed(Verdict::BadValue(JsType::Boolean), took).unwrap();
+        assert_eq!(
+            line.message,
+            "spend-sentinel: refresh indeterminate (inspect_bad_value: boolean)"
+        );
+        assert_eq!(field(&line, "cause"), Field::Text("inspect_bad_value"));
+        assert_eq!(field(&line, "valueType"), Field::Text("boolean"));
+    }
+
+    #[test]
+    fn the_inspect_value_warning_names_the_type_and_the_outcomes() {
+        let warning = inspect_value_warning(JsType::Object);
+        assert!(
+            warning.starts_with("spend-sentinel: authority.inspect() answered an object, not one of the outcomes 'valid', 'invalid_credential', 'capability_missing', 'indeterminate': "),
+            "{warning}"
+        );
+        assert!(warning.contains("cause inspect_bad_value"), "{warning}");
+        assert!(warning.contains("not an object holding it"), "{warning}");
+        for kind in [
+            JsType::Undefined,
+            JsType::Null,
+            JsType::Boolean,
+            JsType::String,
+        ] {
+            let warning = inspect_value_warning(kind);
+            assert!(
+                warning.contains(&format!("answered {}", kind.as_str()))
+                    || warning.contains(&format!("answered a {}", kind.as_str())),
+                "{warning}"
+            );
+        }
+    }
+
+    #[test]
+    fn holds_log_their_name_at_info_when_opened_and_released() {
+        let name = HoldName::parse("model-backend").unwrap();
+        let opened = hold_opened(name, 2);
+        assert_eq!(opened.level, Level::Info);
+        assert!(
+            opened.message.contains("hold model-backend opened"),
+            "{}",
+            opened.message
+        );
+        assert_eq!(
+            opened.fields,
+            [
+                ("event", Field::Text("spend_sentinel.hold")),
+                ("name", Field::Hold(name)),
+                ("openHolds", Field::Number(2.0)),
+            ]
+        );
+        let released = hold_released(&Released {
+            name,
+            open_for: Duration::from_millis(1500),
+            still_open: 1,
+        });
+        assert_eq!(released.level, Level::Info);
+        assert_eq!(
+            released.message,
+            "spend-sentinel: hold model-backend released"
+        );
+        assert_eq!(
+            field(&released, "heldSeconds"),
+            Field::Seconds(Duration::from_millis(1500))
+        );
+        assert_eq!(field(&released, "openHolds"), Field::Number(1.0));
     }
 
     #[test]
@@ -353,5 +578,47 @@ mod tests {
             adopted.message
         );
         assert_eq!(field(&adopted, "leaseSeconds"), Field::Number(30.0));
+    }
+
+    #[test]
+    fn default_pauses_that_ask_more_than_once_a_second_make_one_warning() {
+        use crate::rules::budget::fixed::{compute_budget, seed_input, BudgetInput};
+        use crate::rules::budget::lease::{example_shape, FleetBudget};
+        let fixed = |b: f64| -> BudgetSource {
+            let input = BudgetInput {
+                fleet_ceiling_units: b,
+                nodes: None,
+                ..seed_input()
+            };
+            compute_budget(&input).unwrap().into()
+        };
+        // r = 20: 50 units is a 2.5 s window, pauses of 0.75–1.25 s, one call a second.
+        assert_eq!(busy_cadence(&CadencePlan::Scaled, &fixed(50.0)), None);
+        let line = busy_cadence(&CadencePlan::Scaled, &fixed(40.0)).unwrap(); // 2 s
+        assert_eq!(line.level, Level::Warn);
+        assert_eq!(field(&line, "event"), Field::Text("spend_sentinel.cadence"));
+        assert_eq!(field(&line, "callsPerSecond"), Field::Number(1.25));
+        assert_eq!(
+            field(&line, "staleWindowSeconds"),
+            Field::Seconds(Duration::from_secs(2))
+        );
+        assert!(
+            line.message.contains(
+                "up to 1.25 times a second (a pause of 600–1000 ms after each refresh, for a 2 s \
+                 stale window); a window of at least 2.5 s keeps it to one call a second: raise \
+                 budget.unverifiedUnits"
+            ),
+            "{}",
+            line.message
+        );
+        // A fleet is judged on its floor's window: 12.5 units at r = 20, 0.625 s.
+        let fleet = BudgetSource::Fleet(FleetBudget::new(example_shape()));
+        let line = busy_cadence(&CadencePlan::Scaled.for_fleet(), &fleet).unwrap();
+        assert_eq!(field(&line, "callsPerSecond"), Field::Number(4.0));
+        assert!(
+            line.message.contains("budget.fleet.reserve"),
+            "{}",
+            line.message
+        );
     }
 }

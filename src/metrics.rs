@@ -12,21 +12,16 @@ use std::time::Duration;
 use crate::numbers::u64_as_f64;
 use crate::rules::breaker::{BreakerState, BreakerStats};
 use crate::rules::ledger::Settlement;
-use crate::rules::{Outcome, Readiness, Reason, Status};
+use crate::rules::{Outcome, Readiness, Reason, RefreshCause, Status, Verdict};
 
 /// Upper bounds of the refresh duration histogram, seconds.
 const DURATION_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-/// Whether a status can be entered with a reason: `ready` always with `verified`, `degraded`
-/// always with `refresh_indeterminate`, `not_ready` with any refusal reason.
+/// Whether a status can be entered with a reason: each reason goes with one status.
 fn can_enter(to: Status, reason: Reason) -> bool {
-    match to {
-        Status::Ready => reason == Reason::Verified,
-        Status::Degraded => reason == Reason::RefreshIndeterminate,
-        Status::NotReady => reason.is_refusal(),
-    }
+    reason.status() == to
 }
 
 /// The label values of the refusal counters: the refusal reasons, in `Reason::ALL`'s order.
@@ -82,6 +77,8 @@ impl AtomicF64 {
 #[derive(Default)]
 pub struct Metrics {
     refreshes: [AtomicU64; 4],
+    /// The indeterminate refreshes, indexed like `RefreshCause::ALL`.
+    indeterminate: [AtomicU64; RefreshCause::ALL.len()],
     duration_buckets: [AtomicU64; DURATION_BUCKETS.len()],
     duration_count: AtomicU64,
     duration_sum: AtomicF64,
@@ -96,6 +93,8 @@ pub struct Metrics {
     refunded_units: AtomicF64,
     /// Units recorded beyond what was held: settles above their reservation, and charges.
     overage_units: AtomicF64,
+    /// Refreshes started at once because the ledger reached half the node budget.
+    demand_refreshes: AtomicU64,
 }
 
 /// What the gauges show, read from the sentinel state at scrape time.
@@ -106,6 +105,8 @@ pub struct Gauges {
     pub exposure_units: f64,
     /// The part of the exposure that open reservations hold.
     pub reserved_units: f64,
+    /// Open readiness holds by name, every name ever held (`sentinel.hold(name)`).
+    pub holds: Vec<(String, usize)>,
 }
 
 /// One metric family, as the text exposition and the prom-client bridge both need it.
@@ -183,9 +184,18 @@ impl Metrics {
         self.refreshes[outcome_index(outcome)].load(Relaxed)
     }
 
+    /// The indeterminate refreshes with `cause`.
+    #[cfg(test)]
+    pub fn indeterminate(&self, cause: RefreshCause) -> u64 {
+        self.indeterminate[cause.index()].load(Relaxed)
+    }
+
     /// A refresh that was sent and took `took` (a refresh an open breaker skipped passes `None`).
-    pub fn refreshed(&self, outcome: Outcome, took: Option<Duration>) {
-        self.refreshes[outcome_index(outcome)].fetch_add(1, Relaxed);
+    pub fn refreshed(&self, verdict: Verdict, took: Option<Duration>) {
+        self.refreshes[outcome_index(verdict.outcome())].fetch_add(1, Relaxed);
+        if let Some(cause) = verdict.cause() {
+            self.indeterminate[cause.index()].fetch_add(1, Relaxed);
+        }
         if let Some(took) = took {
             let seconds = took.as_secs_f64();
             if let Some(i) = DURATION_BUCKETS.iter().position(|le| seconds <= *le) {
@@ -216,6 +226,17 @@ impl Metrics {
         let counter = &self.refused[index];
         counter.store(counter.load(Relaxed) + 1, Relaxed);
         self.refused_units[index].add_single_writer(units);
+    }
+
+    /// A refresh started on demand (the ledger reached half the node budget).
+    pub fn refreshed_on_demand(&self) {
+        self.demand_refreshes.fetch_add(1, Relaxed);
+    }
+
+    /// The refreshes started on demand so far.
+    #[cfg(test)]
+    pub fn demand_refreshes(&self) -> u64 {
+        self.demand_refreshes.load(Relaxed)
     }
 
     /// A settle or a charge (JavaScript thread only, like admission).
@@ -280,6 +301,16 @@ impl Metrics {
                     (o.as_str(), value)
                 }),
             ),
+            by_label(
+                "spend_sentinel_refresh_indeterminate_total",
+                "Indeterminate refreshes by cause; their sum is the indeterminate refresh_total.",
+                "counter",
+                "cause",
+                RefreshCause::ALL.iter().map(|c| {
+                    let value = u64_as_f64(self.indeterminate[c.index()].load(Relaxed));
+                    (c.as_str(), value)
+                }),
+            ),
             self.duration_family(),
         ];
         families.push(self.transitions_family());
@@ -322,6 +353,12 @@ impl Metrics {
             "Units recorded beyond what was admitted: settles above their reservation, and charges.",
             self.overage_units.get(),
         ));
+        families.push(counter(
+            "spend_sentinel_refresh_on_demand_total",
+            "Refreshes started at once, without their pause, because the ledger reached half the node budget.",
+            u64_as_f64(self.demand_refreshes.load(Relaxed)),
+        ));
+        families.push(holds_family(&gauges.holds));
         families.push(Family {
             name: "spend_sentinel_build_info",
             help: "1, labelled with the version of spend-sentinel.",
@@ -367,7 +404,7 @@ impl Metrics {
         }
     }
 
-    /// Every combination that can happen (from ≠ to, and a reason `to` can be entered with: 20
+    /// Every combination that can happen (from ≠ to, and a reason `to` can be entered with: 22
     /// series), at 0 until it does.
     fn transitions_family(&self) -> Family {
         let mut samples = Vec::new();
@@ -398,6 +435,27 @@ impl Metrics {
             samples,
         }
     }
+}
+
+/// Open readiness holds by name: the names are the service's own (checked: 1 to 64 of
+/// `[A-Za-z0-9_.:-]`), so the series are as many as the names it uses; a name stays at 0 once
+/// its last hold is released.
+fn holds_family(holds: &[(String, usize)]) -> Family {
+    let name = "spend_sentinel_holds";
+    Family {
+        name,
+        help: "Open readiness holds (sentinel.hold(name)) by name: while any is open, readiness is not_ready (held).",
+        kind: "gauge",
+        samples: holds
+            .iter()
+            .map(|(hold, open)| sample(name, vec![("name", hold.clone())], open_count(*open)))
+            .collect(),
+    }
+}
+
+/// A count of open holds as a sample value (far below 2^53: exact).
+fn open_count(open: usize) -> f64 {
+    u64_as_f64(u64::try_from(open).unwrap_or(u64::MAX))
 }
 
 const BREAKER_STATES: [BreakerState; 3] = [
@@ -580,14 +638,15 @@ mod tests {
             node_budget_units: 100.0,
             exposure_units: 12.5,
             reserved_units: 7.5,
+            holds: Vec::new(),
         }
     }
 
     #[test]
     fn counters_and_gauges_render_with_help_and_type() {
         let m = Metrics::default();
-        m.refreshed(Outcome::Valid, Some(Duration::from_millis(30)));
-        m.refreshed(Outcome::Indeterminate, None);
+        m.refreshed(Verdict::Valid, Some(Duration::from_millis(30)));
+        m.refreshed(Verdict::Indeterminate(RefreshCause::BreakerOpen), None);
         m.admitted(2.5, Status::Degraded);
         m.refused(Reason::EvidenceTooOld, 4.0);
         m.settled(crate::rules::ledger::settlement(10.0, 4.0));
@@ -639,10 +698,14 @@ mod tests {
             .lines()
             .any(|l| l.starts_with("spend_sentinel_evidence_age_seconds")));
         assert!(text.contains("# TYPE spend_sentinel_evidence_age_seconds gauge"));
-        // 2 into ready (verified), 2 into degraded (refresh_indeterminate), 2 × 8 into not_ready.
+        // 2 into ready (verified), 2 × 2 into degraded (budget_exhausted, refresh_indeterminate),
+        // 2 × 8 into not_ready.
         let zero =
             |l: &&str| l.starts_with("spend_sentinel_transitions_total{") && l.ends_with(" 0");
-        assert_eq!(text.lines().filter(zero).count(), 20);
+        assert_eq!(text.lines().filter(zero).count(), 22);
+        assert!(text.contains("{from=\"ready\",to=\"degraded\",reason=\"budget_exhausted\"} 0"));
+        assert!(text.contains("{from=\"ready\",to=\"not_ready\",reason=\"held\"} 0"));
+        assert!(!text.contains("to=\"not_ready\",reason=\"budget_exhausted\""));
         assert!(!text.contains("from=\"ready\",to=\"ready\""));
         assert!(!text.contains("to=\"ready\",reason=\"refresh_indeterminate\""));
         assert!(!text.contains("to=\"not_ready\",reason=\"verified\""));
@@ -658,7 +721,7 @@ mod tests {
         let text = render(&m.families(&gauges(Status::Ready, Reason::Verified, None)));
         assert_eq!(
             text.matches("spend_sentinel_transitions_total{").count(),
-            20
+            22
         );
         assert!(text.contains("spend_sentinel_transitions_total{from=\"not_ready\",to=\"ready\",reason=\"verified\"} 1"));
     }
@@ -680,7 +743,7 @@ mod tests {
     #[test]
     fn openmetrics_names_counters_without_total_gives_units_and_ends_with_eof() {
         let m = Metrics::default();
-        m.refreshed(Outcome::Valid, Some(Duration::from_millis(30)));
+        m.refreshed(Verdict::Valid, Some(Duration::from_millis(30)));
         let families = m.families(&gauges(Status::Ready, Reason::Verified, None));
         let text = render_as(&families, Format::OpenMetrics);
         assert!(text.ends_with("\n# EOF\n"));
@@ -701,6 +764,67 @@ mod tests {
         assert!(!text.contains("# TYPE spend_sentinel_refresh_total"));
         assert!(!text.contains("# UNIT spend_sentinel_node_budget_units"));
         assert_eq!(render_as(&families, Format::Text), render(&families));
+    }
+
+    #[test]
+    fn open_holds_show_by_name_and_demand_refreshes_count() {
+        let m = Metrics::default();
+        let mut g = gauges(Status::NotReady, Reason::Held, None);
+        let none = render(&m.families(&g));
+        assert!(none.contains("# TYPE spend_sentinel_holds gauge"));
+        assert!(
+            !none.contains("spend_sentinel_holds{"),
+            "no name, no series"
+        );
+        assert!(none
+            .lines()
+            .any(|l| l == "spend_sentinel_refresh_on_demand_total 0"));
+        g.holds = vec![("cache".into(), 2), ("warming".into(), 0)];
+        m.refreshed_on_demand();
+        let text = render(&m.families(&g));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines.contains(&"spend_sentinel_holds{name=\"cache\"} 2"),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&"spend_sentinel_holds{name=\"warming\"} 0"),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&"spend_sentinel_refresh_on_demand_total 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn indeterminate_refreshes_count_by_cause_every_cause_from_zero() {
+        use RefreshCause::{InspectBadValue, Tls};
+        let m = Metrics::default();
+        let g = gauges(Status::Ready, Reason::Verified, None);
+        // The family's samples without their common start: `tls"} 1`.
+        let by_cause = |m: &Metrics| -> Vec<String> {
+            let start = "spend_sentinel_refresh_indeterminate_total{cause=\"";
+            let text = render(&m.families(&g));
+            text.lines()
+                .filter_map(|l| l.strip_prefix(start).map(str::to_owned))
+                .collect()
+        };
+        // Every cause in `RefreshCause::ALL`'s order, at its count in `counted` or 0.
+        let expected = |counted: &[(RefreshCause, u64)]| -> Vec<String> {
+            let count = |c| counted.iter().find(|(k, _)| *k == c).map_or(0, |(_, n)| *n);
+            RefreshCause::ALL
+                .map(|c| format!("{}\"}} {}", c.as_str(), count(c)))
+                .to_vec()
+        };
+        assert_eq!(by_cause(&m), expected(&[]));
+
+        m.refreshed(Verdict::Valid, Some(Duration::from_millis(5)));
+        m.refreshed(Verdict::Indeterminate(Tls), Some(Duration::from_millis(5)));
+        m.refreshed(Verdict::BadValue(crate::rules::JsType::Boolean), None);
+        m.refreshed(Verdict::BadValue(crate::rules::JsType::Object), None);
+        assert_eq!(by_cause(&m), expected(&[(Tls, 1), (InspectBadValue, 2)]));
+        assert_eq!(m.refreshes(Outcome::Indeterminate), 3);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! times out `whenReady`. The bindings never wait.)
 //!
 //! Two tasks per sentinel on the private runtime:
-//! - `refresh_loop`: one refresh at a time, bounded by `timeoutMs`, then a jittered pause;
+//! - `refresh_loop`: one refresh at a time, bounded by `timeoutMs`, then a jittered pause, cut
+//!   short when a refresh on demand is due (the ledger reached half the node budget after a
+//!   `valid` answer);
 //! - `watch_transitions`: re-reads readiness after every change and at the moment the evidence
 //!   reaches the stale window, and reports each status change.
 //!
@@ -17,10 +19,11 @@ use std::time::Duration;
 
 use crate::authority::{Authority, Check};
 use crate::logging::Task;
-use crate::rules::breaker::{Breaker, BreakerSettings};
+use crate::rules::breaker::{Breaker, BreakerSettings, BreakerState};
 use crate::rules::fleet::FleetEvent;
+use crate::rules::refresh_on_demand::DemandLimit;
 use crate::rules::sentinel_state::Lifecycle;
-use crate::rules::{Outcome, Readiness, Status};
+use crate::rules::{Outcome, Readiness, RefreshCause, Status, Verdict};
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
 
@@ -28,8 +31,8 @@ use crate::shared_sentinel::SharedSentinel;
 pub trait SentinelObserver: Send + Sync + 'static {
     /// The status changed from `from` to `now.status`.
     fn transition(&self, from: Status, now: Readiness);
-    /// A refresh sent to the authority answered `outcome` after `took` (for the logger).
-    fn refreshed(&self, outcome: Outcome, took: Duration);
+    /// A refresh sent to the authority concluded `verdict` after `took` (for the logger).
+    fn refreshed(&self, verdict: Verdict, took: Duration);
     /// A task of this sentinel panicked; the sentinel now fails closed.
     fn task_failed(&self, task: Task);
     /// The fleet changed in a way the logger hears of.
@@ -96,6 +99,7 @@ async fn refresh_loop(
     observer: Arc<dyn SentinelObserver>,
     mut breaker: Option<Breaker>,
 ) {
+    let mut demand_limit = DemandLimit::default();
     loop {
         let Some(ticket) = shared.with_state(|state| state.refresh_sent(shared.now())) else {
             return;
@@ -106,25 +110,29 @@ async fn refresh_loop(
             .transpose();
         let outcome = match permit {
             Err(_open) => {
-                shared.metrics.refreshed(Outcome::Indeterminate, None);
-                Outcome::Indeterminate
+                let skipped = Verdict::Indeterminate(RefreshCause::BreakerOpen);
+                shared.metrics.refreshed(skipped, None);
+                skipped.outcome()
             }
             Ok(permit) => {
                 let sent = shared.now();
                 let timed_out_at = sent.saturating_add(shared.cadence_now().timeout);
-                let outcome = tokio::select! {
+                let verdict = tokio::select! {
                     biased;
                     _ = shared.until_closed() => return,
                     answer = authority.check() => answer,
-                    _ = shared.clock().sleep_until(timed_out_at) => Outcome::Indeterminate,
+                    _ = shared.clock().sleep_until(timed_out_at) => {
+                        Verdict::Indeterminate(authority.timeout_cause())
+                    }
                 };
                 let answered = shared.now();
                 let took = answered.saturating_sub(sent);
-                shared.metrics.refreshed(outcome, Some(took));
+                shared.metrics.refreshed(verdict, Some(took));
+                let outcome = verdict.outcome();
                 if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
                     breaker.settle(permit, outcome.as_call_outcome(), answered);
                 }
-                observer.refreshed(outcome, took);
+                observer.refreshed(verdict, took);
                 outcome
             }
         };
@@ -133,34 +141,63 @@ async fn refresh_loop(
         if outcome == Outcome::Valid {
             shared.verified.notify_one();
         }
-        tokio::select! {
+        // Read once: a breaker opens only on a refresh's result, and none runs during a pause.
+        let breaker_open = breaker
+            .as_mut()
+            .is_some_and(|b| b.state(shared.now()) == BreakerState::Open);
+        let demand_due = || shared.demand_refresh_due(&demand_limit, Some(outcome), breaker_open);
+        let ended = tokio::select! {
             biased;
             _ = shared.until_closed() => return,
-            _ = pause(&shared, rand::random::<f64>()) => {}
+            ended = pause(&shared, rand::random::<f64>(), demand_due) => ended,
+        };
+        if ended == PauseEnd::OnDemand {
+            demand_limit.started(shared.now());
+            shared.metrics.refreshed_on_demand();
         }
     }
+}
+
+/// Why a pause ended: its time was up, or a refresh on demand was due first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PauseEnd {
+    Elapsed,
+    OnDemand,
 }
 
 /// The pause before the next refresh, drawn once (`u`) and re-planned whenever the window may
 /// have changed (a new lease, a lease deadline): it is cut short when the window shrinks below
 /// what it assumed, or so that fresh evidence is in hand before a known lease deadline; never
-/// lengthened.
-async fn pause(shared: &SharedSentinel, u: f64) {
+/// lengthened. It ends early when `demand_due` (asked again whenever the ledger reaches half the
+/// node budget) names an earlier moment.
+async fn pause(
+    shared: &SharedSentinel,
+    u: f64,
+    demand_due: impl Fn() -> Option<Duration>,
+) -> PauseEnd {
     let started = shared.now();
     let mut until = started + shared.cadence_now().pause(u);
     loop {
         if let Some(due) = shared.refresh_before_lapse(started) {
             until = until.min(due);
         }
-        let change = shared.next_budget_change().filter(|at| *at < until);
+        let on_demand = demand_due().filter(|at| *at < until);
+        let end = on_demand.unwrap_or(until);
+        let change = shared.next_budget_change().filter(|at| *at < end);
         tokio::select! {
-            _ = shared.clock().sleep_until(until) => return,
+            _ = shared.clock().sleep_until(end) => {
+                return match on_demand {
+                    Some(_) => PauseEnd::OnDemand,
+                    None => PauseEnd::Elapsed,
+                };
+            }
             _ = shared.budget_changed.notified() => {}
+            _ = shared.half_spent.notified() => {}
             _ = sleep_until_some(shared, change) => {}
         }
         until = until.min(started + shared.cadence_now().pause(u));
         if shared.now() >= until {
-            return;
+            return PauseEnd::Elapsed;
         }
     }
 }
@@ -226,7 +263,7 @@ mod tests {
             );
             let _ = self.0.lock().send(event);
         }
-        fn refreshed(&self, _: Outcome, _: Duration) {}
+        fn refreshed(&self, _: Verdict, _: Duration) {}
         fn task_failed(&self, task: Task) {
             let _ = self.0.lock().send(format!("{} failed", task.as_str()));
         }

@@ -12,8 +12,12 @@ use tokio::sync::{watch, Notify};
 use crate::clock::{Clock, SystemClock};
 use crate::metrics::{Gauges, Metrics};
 use crate::rules::budget::lease::Lease;
+use crate::rules::readiness_holds::{HoldId, HoldName, Released};
+use crate::rules::refresh_on_demand::{DemandInputs, DemandLimit};
 use crate::rules::sentinel_state::{Admitted, Recorded};
-use crate::rules::{Cadence, CadencePlan, Readiness, Reason, Refusal, SentinelState, Status};
+use crate::rules::{
+    Cadence, CadencePlan, Outcome, Readiness, Reason, Refusal, SentinelState, Status,
+};
 
 pub struct SharedSentinel {
     state: Mutex<SentinelState>,
@@ -26,6 +30,9 @@ pub struct SharedSentinel {
     pub changed: Notify,
     /// Wakes the refresh loop's pause when the budget (and so the window) changed.
     pub budget_changed: Notify,
+    /// Wakes the refresh loop's pause when the ledger reached half the node budget (a refresh
+    /// on demand may be due). Told at the crossing only, not on every admission.
+    pub half_spent: Notify,
     /// Wakes the fleet's lease task after a refresh answered `valid` (it settles and ends holds
     /// with the evidence time, which the state holds).
     pub verified: Notify,
@@ -56,6 +63,7 @@ impl SharedSentinel {
             cadence,
             changed: Notify::new(),
             budget_changed: Notify::new(),
+            half_spent: Notify::new(),
             verified: Notify::new(),
             closed_tx: watch::channel(false).0,
             closed: Arc::new(AtomicBool::new(false)),
@@ -118,6 +126,24 @@ impl SharedSentinel {
         if changed {
             self.budget_did_change();
         }
+    }
+
+    /// When the next refresh should start on demand, if it should (see
+    /// `DemandLimit::due`), with the ledger and node budget of now.
+    pub fn demand_refresh_due(
+        &self,
+        limit: &DemandLimit,
+        last_outcome: Option<Outcome>,
+        breaker_open: bool,
+    ) -> Option<Duration> {
+        let now = self.now();
+        let inputs = self.with_state(|state| DemandInputs {
+            exposure_units: state.exposure_units(),
+            node_budget_units: state.node_budget_units(now),
+            last_outcome,
+            breaker_open,
+        });
+        limit.due(&inputs, now)
     }
 
     fn budget_did_change(&self) {
@@ -191,6 +217,9 @@ impl SharedSentinel {
         if recorded.spent_changed {
             self.changed.notify_one();
         }
+        if recorded.reached_half {
+            self.half_spent.notify_one();
+        }
     }
 
     fn admit_with(
@@ -203,6 +232,9 @@ impl SharedSentinel {
             Ok(admitted) => {
                 if admitted.spent_budget {
                     self.changed.notify_one();
+                }
+                if admitted.reached_half {
+                    self.half_spent.notify_one();
                 }
                 self.metrics.admitted(units, admitted.status);
                 Ok(())
@@ -224,12 +256,35 @@ impl SharedSentinel {
                 node_budget_units: state.node_budget_units(now),
                 exposure_units: state.exposure_units(),
                 reserved_units: state.reserved_units(),
+                holds: state
+                    .readiness_holds()
+                    .by_name()
+                    .map(|(name, open)| (name.to_string(), open))
+                    .collect(),
             }
         })
     }
 
     pub fn refusal_reason(&self, units: f64) -> Option<Reason> {
         self.with_state(|state| state.refusal_reason(units, self.now()))
+    }
+
+    /// `sentinel.hold(name)`: `not_ready` / `held` until released; the watcher reports the
+    /// change. Answers the hold and how many are open under its name.
+    pub fn hold_readiness(&self, name: HoldName) -> (HoldId, usize) {
+        let opened = self.with_state(|state| {
+            let id = state.hold_readiness(name, self.now());
+            (id, state.readiness_holds().open_named(name))
+        });
+        self.changed.notify_one();
+        opened
+    }
+
+    /// Ends the hold `id`; `None` (and nothing changes) when it had already ended.
+    pub fn release_readiness_hold(&self, id: HoldId) -> Option<Released> {
+        let released = self.with_state(|state| state.release_readiness_hold(id, self.now()))?;
+        self.changed.notify_one();
+        Some(released)
     }
 
     pub fn drain(&self) {

@@ -22,20 +22,43 @@ export const REASONS = [
   'verified',
   'no_fleet_lease',
   'internal_error',
+  'held',
 ];
-/** The reasons admission can refuse with (those of not_ready): refused_total's closed set. */
-export const REFUSAL_REASONS = REASONS.filter((r) => r !== 'verified' && r !== 'refresh_indeterminate');
-/** The reasons a status is entered with: ready is verified, degraded refresh_indeterminate. */
+/** The reasons admission can refuse with: refused_total's closed set (a hold never refuses). */
+export const REFUSAL_REASONS = REASONS.filter((r) => !['verified', 'refresh_indeterminate', 'held'].includes(r));
+/** The reasons a status is entered with: ready is verified; degraded a spent budget or an inconclusive refresh. */
 export const REASONS_INTO = Object.freeze({
   ready: ['verified'],
-  degraded: ['refresh_indeterminate'],
-  not_ready: REFUSAL_REASONS,
+  degraded: ['budget_exhausted', 'refresh_indeterminate'],
+  not_ready: REASONS.filter((r) => !['verified', 'refresh_indeterminate', 'budget_exhausted'].includes(r)),
 });
-/** Every transitions_total series that can happen: `from->to (reason)`, from ≠ to (20). */
+/** Every transitions_total series that can happen: `from->to (reason)`, from ≠ to (22). */
 export const TRANSITION_KEYS = STATUSES.flatMap((from) =>
   STATUSES.filter((to) => to !== from).flatMap((to) => REASONS_INTO[to].map((reason) => `${from}->${to} (${reason})`)),
 );
 export const OUTCOMES = ['valid', 'invalid_credential', 'capability_missing', 'indeterminate'];
+/** Why a refresh was indeterminate (docs/metrics.md), in the exposition's order. */
+export const REFRESH_CAUSES = [
+  'breaker_open',
+  'timeout',
+  'dns',
+  'connect',
+  'tls',
+  'connection_lost',
+  'http_3xx',
+  'http_4xx',
+  'http_429',
+  'http_5xx',
+  'http_other_status',
+  'body_too_large',
+  'body_not_json',
+  'body_no_capabilities',
+  'inspect_threw',
+  'inspect_rejected',
+  'inspect_bad_value',
+  'inspect_timeout',
+  'inspect_indeterminate',
+];
 export const BREAKER_STATES = ['closed', 'open', 'half_open'];
 export const BREAKER_RESULTS = ['success', 'failure', 'timeout', 'rejected'];
 
@@ -47,6 +70,7 @@ export const FAMILY_TYPES = Object.freeze({
   spend_sentinel_node_budget_units: 'gauge',
   spend_sentinel_exposure_units: 'gauge',
   spend_sentinel_refresh_total: 'counter',
+  spend_sentinel_refresh_indeterminate_total: 'counter',
   spend_sentinel_refresh_duration_seconds: 'histogram',
   spend_sentinel_transitions_total: 'counter',
   spend_sentinel_admitted_units_total: 'counter',
@@ -55,6 +79,8 @@ export const FAMILY_TYPES = Object.freeze({
   spend_sentinel_reserved_units: 'gauge',
   spend_sentinel_refunded_units_total: 'counter',
   spend_sentinel_overage_units_total: 'counter',
+  spend_sentinel_refresh_on_demand_total: 'counter',
+  spend_sentinel_holds: 'gauge',
   spend_sentinel_build_info: 'gauge',
   spend_sentinel_breaker_state: 'gauge',
   spend_sentinel_breaker_calls_total: 'counter',
@@ -72,6 +98,7 @@ export const LABEL_RULES = Object.freeze({
   spend_sentinel_node_budget_units: {},
   spend_sentinel_exposure_units: {},
   spend_sentinel_refresh_total: { outcome: oneOf(OUTCOMES) },
+  spend_sentinel_refresh_indeterminate_total: { cause: oneOf(REFRESH_CAUSES) },
   spend_sentinel_refresh_duration_seconds_bucket: { le: (v) => LE_VALUE.test(v) },
   spend_sentinel_refresh_duration_seconds_sum: {},
   spend_sentinel_refresh_duration_seconds_count: {},
@@ -83,6 +110,9 @@ export const LABEL_RULES = Object.freeze({
   spend_sentinel_reserved_units: {},
   spend_sentinel_refunded_units_total: {},
   spend_sentinel_overage_units_total: {},
+  spend_sentinel_refresh_on_demand_total: {},
+  // `name` is the service's own hold name, checked: 1 to 64 of [A-Za-z0-9_.:-].
+  spend_sentinel_holds: { name: (v) => /^[A-Za-z0-9_.:-]{1,64}$/.test(v) },
   spend_sentinel_build_info: { version: (v) => /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/.test(v) },
   // `name` is the user's own breaker name: any string (escaped).
   spend_sentinel_breaker_state: { name: anyString, state: oneOf(BREAKER_STATES) },

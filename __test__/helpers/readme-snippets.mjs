@@ -23,7 +23,7 @@ export function documentationSnippets(files = documentationFiles()) {
   return files.flatMap((file) => readmeSnippets(readFileSync(join(root, file), 'utf8'), file));
 }
 
-/** The ```js / ```ts blocks of `markdown` (the text of `file`), each with its marker: { file, line, lang, code, marker, declarations, reason }. */
+/** The ```js / ```ts blocks of `markdown` (the text of `file`), each with its marker ('check', 'run', 'fragment' or null): { file, line, lang, code, marker, declarations, reason, name }. */
 export function readmeSnippets(markdown, file = 'README.md') {
   const lines = markdown.split('\n');
   const snippets = [];
@@ -44,17 +44,17 @@ export function readmeSnippets(markdown, file = 'README.md') {
       while (open >= 0 && !lines[open].includes('<!--')) open--;
       if (open >= 0) marker = lines.slice(open, start).join('\n');
     }
-    const snippet = { file, line: start + 1, lang, code, marker: null, declarations: '', reason: null };
+    const snippet = { file, line: start + 1, lang, code, marker: null, declarations: '', reason: null, name: null };
     const check = marker && /^<!--\s*check-snippet\b([\s\S]*?)-->\s*$/.exec(marker);
-    // A program that runs as pasted is run by readme.spec.mjs, a stronger check than compiling
-    // it (and plain JavaScript as a reader would write it, without type annotations).
-    const fragment =
-      marker &&
-      (/^<!--\s*fragment:\s*([\s\S]*?)\s*-->\s*$/.exec(marker) ??
-        /^<!--\s*(runs-as-pasted:[^\n]*?)\s*-->\s*$/.exec(marker));
+    // A whole program, run as pasted by doc-programs.spec.mjs under the file name it gives.
+    const run = marker && /^<!--\s*runs-as-pasted:\s*(\S+)[^\n]*?-->\s*$/.exec(marker);
+    const fragment = marker && /^<!--\s*fragment:\s*([\s\S]*?)\s*-->\s*$/.exec(marker);
     if (check) {
       snippet.marker = 'check';
       snippet.declarations = check[1].trim();
+    } else if (run) {
+      snippet.marker = 'run';
+      snippet.name = run[1];
     } else if (fragment && fragment[1] !== '') {
       snippet.marker = 'fragment';
       snippet.reason = fragment[1];

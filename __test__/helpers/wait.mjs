@@ -51,9 +51,9 @@ export function deferred() {
 
 /**
  * A promise that never settles (an authority that never answers). Its resolver stays reachable for
- * the life of the process, as a hung request's socket keeps a real one: a pending promise nothing
- * references can be garbage-collected, and the addon then ends that refresh as indeterminate at
- * the next GC instead of at refresh.timeoutMs (a flaky "hanging" test under load).
+ * the life of the process, as a hung request's socket keeps a real one, so a test of a hang never
+ * depends on the garbage collector (the addon ends a refresh whose promise was collected unsettled
+ * at refresh.timeoutMs too, as `inspect_timeout`, like any hang).
  */
 const pinned = new Set();
 export const never = () => new Promise((resolve) => pinned.add(resolve));

@@ -1,7 +1,7 @@
 //! Delivering what the refresher sees to JavaScript: `onTransition` listeners, pending
 //! `whenReady` promises and the `logger` option's lines.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,11 +12,12 @@ use parking_lot::Mutex;
 use super::errors::{self, Kind};
 use super::logger::JsLogger;
 use super::types::{Readiness, TransitionEvent};
+use super::warning;
 use crate::js_thread::JsThread;
 use crate::logging::{self, Task};
 use crate::refresher::SentinelObserver;
 use crate::rules::fleet::FleetEvent;
-use crate::rules::{self, Outcome, Status};
+use crate::rules::{self, JsType, Status, Verdict};
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
 
@@ -32,6 +33,8 @@ pub struct JsSubscribers {
     listeners: Mutex<Vec<(u64, Listener)>>,
     waiters: Mutex<Vec<(u64, Waiter)>>,
     logger: Mutex<Option<JsLogger>>,
+    /// Whether this sentinel (with no logger) has warned that `inspect` answered a bad value.
+    warned_inspect_value: AtomicBool,
 }
 
 impl JsSubscribers {
@@ -47,6 +50,7 @@ impl JsSubscribers {
             listeners: Mutex::new(Vec::new()),
             waiters: Mutex::new(Vec::new()),
             logger: Mutex::new(logger),
+            warned_inspect_value: AtomicBool::new(false),
         })
     }
 
@@ -177,6 +181,26 @@ impl JsSubscribers {
         });
     }
 
+    /// Hands `line` to the logger, if any, now (on the JS thread, in a call from JavaScript).
+    /// A call made from inside the logger itself (a logger that opens a hold) finds the lock
+    /// taken: its line is dropped rather than waiting on this thread for ever.
+    pub fn log_now(&self, env: &Env, line: &logging::Line) {
+        if let Some(logger) = self.logger.try_lock().as_deref().and_then(Option::as_ref) {
+            let _ = logger.log(env, line);
+        }
+    }
+
+    /// The first time only: `process.emitWarning` that `inspect` answered a value of type `kind`.
+    fn warn_inspect_value_once(&self, kind: JsType) {
+        if self.warned_inspect_value.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        self.js_thread.run(move |env| {
+            let message = logging::inspect_value_warning(kind);
+            let _ = warning::emit(&env, &message, warning::INSPECT_VALUE);
+        });
+    }
+
     /// `close()`: pending `whenReady` promises reject at once.
     pub fn settle_on_close(&self) {
         self.settle_waiters();
@@ -210,11 +234,16 @@ impl SentinelObserver for JsObserver {
         self.0.settle_waiters();
     }
 
-    fn refreshed(&self, outcome: Outcome, took: Duration) {
+    /// Without a logger, only an `inspect` answering a bad value is told (once, as a process
+    /// warning): it is a mistake in the service's code that would otherwise never be seen.
+    fn refreshed(&self, verdict: Verdict, took: Duration) {
         if self.0.logger.lock().is_none() {
+            if let Verdict::BadValue(kind) = verdict {
+                self.0.warn_inspect_value_once(kind);
+            }
             return;
         }
-        if let Some(line) = logging::refreshed(outcome, took) {
+        if let Some(line) = logging::refreshed(verdict, took) {
             self.0.log(line);
         }
     }

@@ -51,6 +51,7 @@ impl JsLogger {
                 }
                 Field::Number(number) => fields.set_named_property(name, number)?,
                 Field::Null => fields.set_named_property(name, Null)?,
+                Field::Hold(hold) => fields.set_named_property(name, hold.as_str())?,
             }
         }
         let arguments = FnArgs::from((fields, line.message.clone()));

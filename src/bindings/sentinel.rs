@@ -19,11 +19,14 @@ use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
 use crate::breaker_registry;
-use crate::config::{parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig};
+use crate::config::{
+    parse_metrics_options, parse_options, parse_when_ready, AuthorityConfig, Config,
+};
 use crate::fleet::{self, Fleet};
 use crate::js_thread::JsThread;
+use crate::logging;
 use crate::metrics::render_as;
-use crate::options::ConfigError;
+use crate::options::{error, ConfigError};
 use crate::refresher::{self, SentinelObserver};
 use crate::rules::SentinelState;
 use crate::shared_sentinel::SharedSentinel;
@@ -61,21 +64,38 @@ impl Sentinel {
         }
         let config = parse_options(&to_raw(&options)?, &|name| std::env::var(name).ok())
             .map_err(|e| config_error(&env, Kind::Error, &e))?;
-        let js_thread = Arc::new(JsThread::new(&env)?);
+        let sentinel = Sentinel::start(&env, config, &options, &|e| e)?;
+        sentinel.install_hot_path(&env, &this)?;
+        Ok(sentinel)
+    }
+}
+
+impl Sentinel {
+    /// The sentinel `config` describes, refreshing: what `new Sentinel` and `Sentinel.fromEnv`
+    /// share. `code` is the object the options only code gives are read from (`logger`,
+    /// `authority.inspect`); `name` rewrites the path of a configuration error found here.
+    pub(super) fn start(
+        env: &Env,
+        config: Config,
+        code: &Unknown,
+        name: &dyn Fn(ConfigError) -> ConfigError,
+    ) -> Result<Self> {
+        // Read before the budget moves into the state; logged once the sentinel is made.
+        let busy_cadence = config
+            .default_pauses
+            .then(|| logging::busy_cadence(&config.cadence, &config.budget))
+            .flatten();
+        let js_thread = Arc::new(JsThread::new(env)?);
         let shared = SharedSentinel::new(SentinelState::new(config.budget), config.cadence);
         let authority = match config.authority {
             AuthorityConfig::Http(http) => {
                 Authority::Http(HttpAuthority::new(*http).map_err(|_| {
-                    errors::throw(
-                        env.raw(),
-                        Kind::Error,
-                        errors::CONFIG,
-                        "authority.caPem: the certificates cannot be used by the TLS client",
-                    )
+                    let rule = "the certificates cannot be used by the TLS client";
+                    config_error(env, Kind::Error, &name(error("authority.caPem", rule)))
                 })?)
             }
             AuthorityConfig::Inspect => {
-                let inspect = inspect_function(&options)?;
+                let inspect = inspect_function(code)?;
                 Authority::Js(JsAuthority::new(
                     inspect,
                     js_thread.clone(),
@@ -83,16 +103,15 @@ impl Sentinel {
                 ))
             }
         };
-        hot_path::install(&env, &this, &shared)?;
-        let logger = JsLogger::from_options(&env, &options)?;
+        let logger = JsLogger::from_options(env, code)?;
         let subscribers = JsSubscribers::new(js_thread, shared.clone(), logger);
-        close_on_teardown(&env, &shared)?;
+        close_on_teardown(env, &shared)?;
         let observer: Arc<dyn SentinelObserver> = Arc::new(JsObserver(subscribers.clone()));
         let fleet = match &config.fleet {
             None => None,
             Some(fleet) => {
                 let client = fleet::connection::open_client(fleet)
-                    .map_err(|e| config_error(&env, Kind::Error, &e))?;
+                    .map_err(|e| config_error(env, Kind::Error, &name(e)))?;
                 Some(fleet::start(
                     shared.clone(),
                     fleet.shape,
@@ -102,6 +121,9 @@ impl Sentinel {
                 ))
             }
         };
+        if let Some(line) = &busy_cadence {
+            subscribers.log_now(env, line);
+        }
         refresher::start(shared.clone(), authority, observer, config.breaker);
         Ok(Sentinel {
             shared,
@@ -110,6 +132,15 @@ impl Sentinel {
         })
     }
 
+    /// Installs the per-instance hot-path functions on `this` (see `hot_path`); a sentinel that
+    /// cannot be completed stops at once.
+    pub(super) fn install_hot_path(&self, env: &Env, this: &Object) -> Result<()> {
+        hot_path::install(env, this, &self.shared).inspect_err(|_| self.shared.close())
+    }
+}
+
+#[napi]
+impl Sentinel {
     /// Readiness now (README, Readiness): no I/O, never waits on a refresh.
     #[napi]
     pub fn readiness(&self) -> Readiness {
@@ -257,6 +288,17 @@ impl Sentinel {
         self.subscribers.when_ready(env, timeout)
     }
 
+    /// Holds readiness at `not_ready` / `held` (the service's own signal: a cache warming, a
+    /// dependency it cannot serve without) until the returned function is called; admission is
+    /// not affected. `name` (1–64 of `[A-Za-z0-9_.:-]`) appears in log lines and the
+    /// `spend_sentinel_holds` metric, never in a probe body. Holds may share a name (each release
+    /// ends its own); releasing twice does nothing. A bad name throws a `TypeError`
+    /// (`ERR_SPEND_SENTINEL_CONFIG`).
+    #[napi(ts_args_type = "name: string", ts_return_type = "() => void")]
+    pub fn hold<'env>(&self, env: &'env Env, name: Unknown) -> Result<Function<'env, (), ()>> {
+        super::hold::hold(env, &self.shared, &self.subscribers, &name)
+    }
+
     /// Readiness becomes `not_ready`/`shutting_down` so the router stops sending traffic;
     /// refreshes and admission go on for requests still in flight.
     #[napi]
@@ -348,7 +390,7 @@ impl Sentinel {
 }
 
 /// Throws a configuration error (`ERR_SPEND_SENTINEL_CONFIG`) naming the option or argument.
-fn config_error(env: &Env, kind: Kind, error: &ConfigError) -> Error {
+pub(super) fn config_error(env: &Env, kind: Kind, error: &ConfigError) -> Error {
     errors::throw(env.raw(), kind, errors::CONFIG, &error.to_string())
 }
 

@@ -6,8 +6,9 @@ use napi_derive::napi;
 use crate::numbers::u64_as_f64;
 use crate::rules;
 
-/// `ready`: recent verified evidence. `degraded`: the last refresh was inconclusive but the
-/// evidence is still young. `not_ready`: do not route traffic here.
+/// `ready`: recent verified evidence. `degraded`: still routed, but the last refresh was
+/// inconclusive or the node budget is spent (metered requests are refused until a refresh
+/// clears it). `not_ready`: do not route traffic here.
 #[napi(string_enum)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadinessStatus {
@@ -45,6 +46,9 @@ pub enum ReadinessReason {
     /// The refresh task stopped on a defect; the sentinel fails closed (see README).
     #[napi(value = "internal_error")]
     InternalError,
+    /// The service holds readiness (`sentinel.hold(name)`); checked after the denials.
+    #[napi(value = "held")]
+    Held,
 }
 
 /// What one refresh can conclude; what an `inspect()` function must resolve to.
@@ -84,6 +88,7 @@ impl From<rules::Reason> for ReadinessReason {
             R::Verified => ReadinessReason::Verified,
             R::NoFleetLease => ReadinessReason::NoFleetLease,
             R::InternalError => ReadinessReason::InternalError,
+            R::Held => ReadinessReason::Held,
         }
     }
 }

@@ -636,22 +636,68 @@ impl Sim {
 
     /// A fresh two-node fleet past its hold, each node on half the pool.
     async fn settled_pair(port: u16, seed: u64) -> Sim {
-        let mut sim = new_sim(port, seed, two_node_shape()).await;
-        sim.join();
-        sim.join();
-        sim.rounds(1, Duration::from_millis(100)).await;
-        sim.now += Duration::from_secs(8); // the fresh fleet's hold: lease + 2 s
-        sim.rounds(1, Duration::from_millis(100)).await;
-        for i in 0..2 {
-            sim.refresh(i);
-        }
-        sim.now += Duration::from_millis(100);
-        sim.rounds(4, Duration::from_millis(300)).await;
+        let sim = Sim::settled(port, seed, two_node_shape(), 2).await;
         for i in 0..2 {
             assert_eq!(sim.lease_units(i), 100.0, "an equal split of the pool");
         }
         sim
     }
+
+    /// A fresh fleet of `nodes` nodes of `shape` (leases of at most 5 s) past its hold, verified
+    /// and renewed until the grants settle.
+    async fn settled(port: u16, seed: u64, shape: FleetShape, nodes: usize) -> Sim {
+        let mut sim = new_sim(port, seed, shape).await;
+        for _ in 0..nodes {
+            sim.join();
+        }
+        sim.rounds(1, Duration::from_millis(100)).await;
+        sim.now += Duration::from_secs(8); // the fresh fleet's hold: lease × 1.03 + 2 s
+        sim.rounds(1, Duration::from_millis(100)).await;
+        for i in 0..nodes {
+            sim.refresh(i);
+        }
+        sim.now += Duration::from_millis(100);
+        sim.rounds(4, Duration::from_millis(300)).await;
+        sim
+    }
+}
+
+/// The `window` calculator shows a fleet node's grant as `FleetShape::settled_grant`; the
+/// scripts hand out exactly that once renewals settle, whether the want or the equal split of
+/// the pool is the smaller.
+#[test]
+fn settled_grants_are_what_the_calculator_shows() {
+    with_redis(|port| async move {
+        // b 400 at r 20, 5 nodes, reserve 0.25: floor 20, pool 300.
+        for (seed, max_stale, live, grant) in [
+            (3000, None, 3, 100.0),     // all it can get: pool / 3
+            (3001, Some(5.0), 3, 80.0), // wants 20 × 5 − 20 = 80 < 100
+            (3002, Some(5.0), 5, 60.0), // pool / 5 = 60 < 80
+        ] {
+            let shape = FleetShape {
+                fleet_ceiling_units: 400.0,
+                max_units_per_second: 20.0,
+                max_nodes: 5,
+                reserve: 0.25,
+                lease: Duration::from_secs(5),
+                max_stale: max_stale.map(Duration::from_secs_f64),
+            };
+            let live_nodes = u32::try_from(live).unwrap();
+            assert_eq!(
+                shape.settled_grant(live_nodes),
+                grant,
+                "{max_stale:?} {live}"
+            );
+            let sim = Sim::settled(port, seed, shape, live).await;
+            for i in 0..live {
+                let held = sim.lease_units(i);
+                assert!(
+                    (held - grant).abs() < 1e-9,
+                    "node {i} of {live}: {held} ≠ {grant}"
+                );
+            }
+        }
+    });
 }
 
 /// The ceiling, deterministically: a node that spent its grant and crashed leaves it charged,

@@ -17,8 +17,10 @@ use crate::clock::{Clock, RuntimeClock};
 use crate::rules::breaker::{Breaker, BreakerSettings};
 use crate::rules::budget::fixed::seed_budget;
 use crate::rules::budget::lease::{FleetBudget, FleetShape, Lease};
+use crate::rules::evidence::Denial;
 use crate::rules::{
-    BudgetSource, Cadence, CadencePlan, Outcome, Readiness, Reason, SentinelState, Status,
+    BudgetSource, Cadence, CadencePlan, Outcome, Readiness, Reason, RefreshCause, SentinelState,
+    Status, Verdict,
 };
 use crate::shared_sentinel::SharedSentinel;
 
@@ -39,16 +41,26 @@ struct Script {
 }
 
 impl Check for Script {
-    async fn check(&self) -> Outcome {
+    async fn check(&self) -> Verdict {
         let _ = self.calls.send(self.clock.now());
         match (self.answers)(self.count.fetch_add(1, Ordering::Relaxed)) {
-            Answer::Now(outcome) => outcome,
+            Answer::Now(outcome) => scripted(outcome),
             Answer::After(delay, outcome) => {
                 tokio::time::sleep(delay).await;
-                outcome
+                scripted(outcome)
             }
             Answer::Never => std::future::pending().await,
         }
+    }
+}
+
+/// The verdict a scripted `outcome` stands for (an indeterminate one: a 5xx).
+fn scripted(outcome: Outcome) -> Verdict {
+    match outcome {
+        Outcome::Valid => Verdict::Valid,
+        Outcome::InvalidCredential => Verdict::Denied(Denial::InvalidCredential),
+        Outcome::CapabilityMissing => Verdict::Denied(Denial::CapabilityMissing),
+        Outcome::Indeterminate => Verdict::Indeterminate(RefreshCause::Http5xx),
     }
 }
 
@@ -57,8 +69,8 @@ struct Refreshes(mpsc::UnboundedSender<(Outcome, Duration)>);
 
 impl SentinelObserver for Refreshes {
     fn transition(&self, _: Status, _: Readiness) {}
-    fn refreshed(&self, outcome: Outcome, took: Duration) {
-        let _ = self.0.send((outcome, took));
+    fn refreshed(&self, verdict: Verdict, took: Duration) {
+        let _ = self.0.send((verdict.outcome(), took));
     }
     fn task_failed(&self, _: Task) {}
 }
@@ -277,6 +289,14 @@ async fn a_refresh_that_never_answers_is_inconclusive_at_its_timeout_and_the_nex
         (Outcome::Indeterminate, ms(300), ms(1300)),
         "inconclusive at timeoutMs after it was sent"
     );
+    assert_eq!(
+        refresher
+            .shared
+            .metrics
+            .indeterminate(RefreshCause::Timeout),
+        1,
+        "counted under the authority's timeout cause"
+    );
     let readiness = refresher.shared.readiness();
     assert_eq!(
         (readiness.status, readiness.reason),
@@ -343,6 +363,14 @@ async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_w
         ),
         (1, 2 + 4 + 1),
         "the four skipped refreshes count as indeterminate, with calls 1, 2 and the trial"
+    );
+    assert_eq!(
+        (
+            metrics.indeterminate(RefreshCause::BreakerOpen),
+            metrics.indeterminate(RefreshCause::Http5xx)
+        ),
+        (4, 2 + 1),
+        "the skipped ones as breaker_open, the calls under their own cause"
     );
     // The failed trial reopens it for twice as long (shortened by up to 20%), then again.
     let second_trial = refresher.next_call().await;
@@ -482,4 +510,111 @@ async fn the_scaled_cadence_follows_the_window_of_the_moment_and_the_node_stays_
         .filter(|(_, status)| *status != Status::Ready)
         .collect();
     assert!(left_ready.is_empty(), "left ready at {left_ready:?}");
+}
+
+// Refresh on demand: the ledger reaching half the node budget (50 of the seed's 100 units)
+// after a `valid` answer starts the next refresh at once; after any other outcome, or with the
+// breaker open, the usual pause applies; at most ten a second.
+
+/// Call 0 answers `valid`, every later call `after`, each at once.
+fn valid_then(after: Outcome) -> impl Fn(usize) -> Answer + Send + Sync + 'static {
+    move |n| Answer::Now(if n == 0 { Outcome::Valid } else { after })
+}
+
+#[tokio::test(start_paused = true)]
+async fn reaching_half_the_node_budget_after_a_valid_answer_starts_the_next_refresh_at_once() {
+    let mut refresher = Loop::start(seed_state(), fixed(1000, 1000, 300), None, |_| {
+        Answer::Now(Outcome::Valid)
+    });
+    assert_eq!(refresher.next_call().await, ms(0));
+    refresher.sleep_until(ms(100)).await;
+    assert!(refresher.shared.admit(49.0));
+    refresher.sleep_until(ms(200)).await;
+    assert!(refresher.shared.admit(1.0), "the ledger reaches 50 of 100");
+    assert_eq!(refresher.next_call().await, ms(200), "at once, not at 1 s");
+    assert_eq!(refresher.shared.metrics.demand_refreshes(), 1);
+    assert_eq!(refresher.shared.with_state(|s| s.exposure_units()), 0.0);
+    assert_eq!(
+        refresher.next_call().await,
+        ms(1200),
+        "then the usual pause"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn units_admitted_during_a_valid_refresh_that_leave_half_the_budget_start_the_next_at_its_answer(
+) {
+    let mut refresher = Loop::start(seed_state(), fixed(1000, 1000, 300), None, |_| {
+        Answer::After(ms(50), Outcome::Valid)
+    });
+    assert_eq!(refresher.next_call().await, ms(0));
+    assert_eq!(refresher.next_call().await, ms(1050));
+    refresher.sleep_until(ms(1060)).await;
+    assert!(
+        refresher.shared.admit(60.0),
+        "in flight: not cleared by its answer"
+    );
+    assert_eq!(
+        refresher.next_call().await,
+        ms(1100),
+        "as soon as it answers"
+    );
+    assert_eq!(refresher.shared.metrics.demand_refreshes(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_refresh_on_demand_after_an_indeterminate_or_a_denial() {
+    for after in [Outcome::Indeterminate, Outcome::InvalidCredential] {
+        let mut refresher = Loop::start(
+            seed_state(),
+            fixed(1000, 1000, 300),
+            None,
+            valid_then(after),
+        );
+        assert_eq!(refresher.next_calls(2).await, [ms(0), ms(1000)]);
+        past_half_then_no_demand(&mut refresher, ms(1100), ms(2000)).await;
+    }
+}
+
+/// Takes the ledger past half the node budget at `at` (with a charge: it is recorded whatever
+/// readiness says, where a denial refuses admissions), then checks that the next call comes at
+/// `next`, none of them on demand.
+async fn past_half_then_no_demand(refresher: &mut Loop, at: Duration, next: Duration) {
+    refresher.sleep_until(at).await;
+    refresher.shared.charge(80.0);
+    assert_eq!(refresher.next_call().await, next, "not on demand");
+    assert_eq!(refresher.shared.metrics.demand_refreshes(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_refresh_on_demand_while_the_breaker_is_open() {
+    let mut refresher = behind_a_breaker_tripped_by_two(valid_then(Outcome::Indeterminate));
+    assert_eq!(refresher.next_calls(3).await, [ms(0), ms(1000), ms(2000)]);
+    // The next call is the breaker's trial at 7 s.
+    past_half_then_no_demand(&mut refresher, ms(2100), ms(7000)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn at_most_ten_refreshes_on_demand_start_in_any_second() {
+    // An open reservation of 60 units: no answer clears it, so a refresh stays wanted.
+    let mut refresher = Loop::start(seed_state(), fixed(1000, 1000, 300), None, |_| {
+        Answer::After(ms(1), Outcome::Valid)
+    });
+    assert_eq!(refresher.next_call().await, ms(0));
+    refresher.sleep_until(ms(500)).await;
+    assert!(refresher.shared.try_hold(60.0).is_ok());
+    let calls = refresher.next_calls(40).await;
+    for (i, start) in calls.iter().enumerate() {
+        let within_a_second = calls[i..]
+            .iter()
+            .take_while(|t| **t < *start + Duration::from_secs(1))
+            .count();
+        assert!(within_a_second <= 10, "{within_a_second} from {start:?}");
+    }
+    assert_eq!(calls[0], ms(500), "the first at once");
+    assert!(
+        *calls.last().unwrap() < ms(500 + 4000),
+        "ten a second, not the usual one: {calls:?}"
+    );
+    assert_eq!(refresher.shared.metrics.demand_refreshes(), 40);
 }

@@ -226,6 +226,38 @@ impl Cadence {
         let spread = self.max_interval.saturating_sub(self.min_interval);
         self.min_interval + spread.mul_f64(u.clamp(0.0, 1.0))
     }
+
+    /// The mean of [`Cadence::pause`]: the middle of [min, max], pauses being uniform.
+    pub fn mean_pause(&self) -> Duration {
+        (self.min_interval + self.max_interval) / 2
+    }
+
+    /// Authority calls a second in the long run with an authority answering in `answer_time`:
+    /// refreshes never overlap, so one call per mean pause plus the refresh's own time.
+    /// `Duration::ZERO` gives the most this cadence can ask (a fast authority is asked most).
+    pub fn calls_per_second(&self, answer_time: Duration) -> f64 {
+        1.0 / (self.mean_pause() + answer_time).as_secs_f64()
+    }
+
+    /// Whether this cadence may ask the authority more than [`CALM_CALLS_PER_SECOND`] times a
+    /// second: a mean pause under a second. The answer time is unknown before the first refresh,
+    /// so it counts as 0, the rate's upper bound.
+    pub fn busier_than_calm(&self) -> bool {
+        self.calls_per_second(Duration::ZERO) > CALM_CALLS_PER_SECOND
+    }
+}
+
+/// The authority calls a second a node may make without `new Sentinel` warning: one. The refresh
+/// loop is a background check, not a proxy; a billing API asked more often from every pod of a
+/// fleet is load (and often a rate limit) the service brought on itself.
+pub const CALM_CALLS_PER_SECOND: f64 = 1.0;
+
+/// The shortest window whose default cadence is calm: the default pauses average 0.4 w, so
+/// w = 1 / (0.4 × [`CALM_CALLS_PER_SECOND`]) = 2.5 s.
+pub fn shortest_calm_default_window() -> Duration {
+    let (min_ms, max_ms, _) = default_cadence_ms(Duration::from_secs(1));
+    let mean_pause_per_window_second = (min_ms + max_ms) / 2.0 / 1000.0;
+    Duration::from_secs_f64(1.0 / (mean_pause_per_window_second * CALM_CALLS_PER_SECOND))
 }
 
 #[cfg(test)]
@@ -407,6 +439,47 @@ mod tests {
         };
         let fixed = CadencePlan::from_input(&explicit, seed_cadence()).for_fleet();
         assert_eq!(fixed.at(Duration::from_millis(400)), seed_cadence());
+    }
+
+    #[test]
+    fn the_call_rate_is_one_per_mean_pause_plus_the_answer_time() {
+        let seed = seed_cadence(); // pauses of 1.5–2.5 s
+        assert_eq!(seed.mean_pause(), Duration::from_secs(2));
+        assert_eq!(seed.calls_per_second(Duration::ZERO), 0.5);
+        assert_eq!(seed.calls_per_second(Duration::from_secs(2)), 0.25);
+        let fleet_floor = CadencePlan::Scaled
+            .for_fleet()
+            .at(Duration::from_millis(400));
+        assert_eq!(fleet_floor.mean_pause(), Duration::from_millis(160));
+        assert_eq!(fleet_floor.calls_per_second(Duration::ZERO), 6.25);
+        let hammering = CadencePlan::Scaled.at(Duration::from_millis(10));
+        assert_eq!(
+            hammering.calls_per_second(Duration::ZERO),
+            50.0,
+            "the 20 ms floor bounds the rate"
+        );
+    }
+
+    #[test]
+    fn a_cadence_is_busier_than_calm_when_its_mean_pause_is_under_a_second() {
+        assert_eq!(shortest_calm_default_window(), Duration::from_millis(2500));
+        let at = |ms| CadencePlan::Scaled.at(Duration::from_millis(ms));
+        assert!(
+            !at(2500).busier_than_calm(),
+            "a mean pause of 1 s: one call a second"
+        );
+        assert!(at(2499).busier_than_calm());
+        assert!(!at(5000).busier_than_calm());
+        let explicit = |min_ms, max_ms| {
+            let input = CadenceInput {
+                min_interval_ms: Some(min_ms),
+                max_interval_ms: Some(max_ms),
+                timeout_ms: Some(100.0),
+            };
+            compute_cadence(&input, Duration::from_secs(60)).unwrap()
+        };
+        assert!(explicit(500.0, 1499.0).busier_than_calm());
+        assert!(!explicit(500.0, 1500.0).busier_than_calm());
     }
 
     fn seed_cadence() -> Cadence {

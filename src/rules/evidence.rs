@@ -31,14 +31,6 @@ impl Outcome {
         }
     }
 
-    /// The outcome a JavaScript `inspect()` answered; anything else is no proof either way.
-    pub fn from_answer(answer: &str) -> Outcome {
-        Outcome::ALL
-            .into_iter()
-            .find(|outcome| outcome.as_str() == answer)
-            .unwrap_or(Outcome::Indeterminate)
-    }
-
     /// For `refresh.breaker`: a definitive answer, "no" included, shows the authority works;
     /// only an inconclusive refresh is a failure.
     pub fn as_call_outcome(self) -> CallOutcome {
@@ -162,16 +154,5 @@ mod tests {
             evidence.age(Duration::from_millis(3500)),
             Some(Duration::from_millis(2500))
         );
-    }
-
-    #[test]
-    fn answers_other_than_the_four_outcomes_are_indeterminate() {
-        assert_eq!(Outcome::from_answer("valid"), Outcome::Valid);
-        assert_eq!(
-            Outcome::from_answer("capability_missing"),
-            Outcome::CapabilityMissing
-        );
-        assert_eq!(Outcome::from_answer("VALID"), Outcome::Indeterminate);
-        assert_eq!(Outcome::from_answer(""), Outcome::Indeterminate);
     }
 }

@@ -11,10 +11,13 @@ pub mod evidence;
 pub mod fleet;
 pub mod ledger;
 pub mod readiness;
+pub mod readiness_holds;
+pub mod refresh_on_demand;
 #[cfg(test)]
 mod reservation_guarantee;
 pub mod rolling;
 pub mod sentinel_state;
+pub mod verdict;
 
 pub use budget::fixed::Budget;
 pub use budget::BudgetSource;
@@ -22,6 +25,7 @@ pub use cadence::{Cadence, CadencePlan};
 pub use evidence::Outcome;
 pub use readiness::{Readiness, Reason, Status};
 pub use sentinel_state::{Refusal, SentinelState};
+pub use verdict::{JsType, RefreshCause, Verdict};
 
 /// Shows a number as JavaScript would (`Infinity`, `NaN`), for messages read by JS users.
 pub struct JsNumber(pub f64);

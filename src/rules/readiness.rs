@@ -53,13 +53,16 @@ pub enum Reason {
     /// Not a rule of the table: the refresh task stopped on a defect (a panic), so the evidence
     /// can only age. Checked right after shutting down; the node fails closed.
     InternalError,
+    /// The service holds its own readiness (`sentinel.hold(name)`): checked after the denials,
+    /// before `no_evidence`. Listed last so that the earlier reasons keep their numbers.
+    Held,
 }
 
 impl Reason {
     /// Every reason, once, in declaration order: the one list that numbers them (the metrics'
     /// labels, the codes of the admission guard's native call); a test holds the typings'
     /// `ReadinessReason` (generated from bindings/types.rs) to the same list.
-    pub const ALL: [Reason; 10] = [
+    pub const ALL: [Reason; 11] = [
         Reason::ShuttingDown,
         Reason::InvalidCredential,
         Reason::CapabilityMissing,
@@ -70,12 +73,33 @@ impl Reason {
         Reason::Verified,
         Reason::NoFleetLease,
         Reason::InternalError,
+        Reason::Held,
     ];
 
-    /// The reasons `not_ready` (and so a refused admission) can carry: all but the two that go
-    /// with `ready` and `degraded`.
+    /// The one status each reason goes with: a reason never appears with another.
+    pub fn status(self) -> Status {
+        match self {
+            Reason::Verified => Status::Ready,
+            // A spent budget refuses requests, not the pod (README, Readiness).
+            Reason::RefreshIndeterminate | Reason::BudgetExhausted => Status::Degraded,
+            Reason::ShuttingDown
+            | Reason::InvalidCredential
+            | Reason::CapabilityMissing
+            | Reason::NoEvidence
+            | Reason::EvidenceTooOld
+            | Reason::NoFleetLease
+            | Reason::InternalError
+            | Reason::Held => Status::NotReady,
+        }
+    }
+
+    /// The reasons a refused admission can carry: every `not_ready` reason but `held` (a hold,
+    /// like draining, leaves admission alone), and `budget_exhausted` (units that do not fit).
     pub fn is_refusal(self) -> bool {
-        !matches!(self, Reason::Verified | Reason::RefreshIndeterminate)
+        !matches!(
+            self,
+            Reason::Verified | Reason::RefreshIndeterminate | Reason::Held
+        )
     }
 
     /// This reason's position in [`Reason::ALL`].
@@ -95,6 +119,7 @@ impl Reason {
             Reason::Verified => "verified",
             Reason::NoFleetLease => "no_fleet_lease",
             Reason::InternalError => "internal_error",
+            Reason::Held => "held",
         }
     }
 }
@@ -114,6 +139,8 @@ pub struct ReadinessInputs<'a> {
     pub shutting_down: bool,
     /// The refresh task stopped on a defect: `not_ready`/`internal_error`, right after rule 1.
     pub failed: bool,
+    /// The service holds readiness (rule 3b). Admission passes `false`: holds leave it alone.
+    pub held: bool,
     pub evidence: &'a Evidence,
     /// The ledger has reached the node budget (rule 6).
     pub budget_spent: bool,
@@ -126,37 +153,39 @@ pub struct ReadinessInputs<'a> {
 /// The readiness table (README): the first rule that matches decides.
 pub fn evaluate(inputs: ReadinessInputs<'_>) -> Readiness {
     let evidence_age = inputs.evidence.age(inputs.now);
-    let (status, reason) = decide(&inputs, evidence_age);
+    let reason = decide(&inputs, evidence_age);
     Readiness {
-        status,
+        status: reason.status(),
         reason,
         evidence_age,
     }
 }
 
-fn decide(inputs: &ReadinessInputs<'_>, age: Option<Duration>) -> (Status, Reason) {
-    use Status::*;
+fn decide(inputs: &ReadinessInputs<'_>, age: Option<Duration>) -> Reason {
     if inputs.shutting_down {
-        return (NotReady, Reason::ShuttingDown);
+        return Reason::ShuttingDown;
     }
     if inputs.failed {
-        return (NotReady, Reason::InternalError);
+        return Reason::InternalError;
     }
     match inputs.evidence.denial() {
-        Some(Denial::InvalidCredential) => return (NotReady, Reason::InvalidCredential),
-        Some(Denial::CapabilityMissing) => return (NotReady, Reason::CapabilityMissing),
+        Some(Denial::InvalidCredential) => return Reason::InvalidCredential,
+        Some(Denial::CapabilityMissing) => return Reason::CapabilityMissing,
         None => {}
     }
+    if inputs.held {
+        return Reason::Held;
+    }
     match age {
-        None => (NotReady, Reason::NoEvidence),
-        Some(_) if inputs.no_budget => (NotReady, Reason::NoFleetLease),
+        None => Reason::NoEvidence,
+        Some(_) if inputs.no_budget => Reason::NoFleetLease,
         // At exactly age = w the node is not ready: at the maximum rate the budget is spent at w.
-        Some(age) if age >= inputs.stale_window => (NotReady, Reason::EvidenceTooOld),
-        Some(_) if inputs.budget_spent => (NotReady, Reason::BudgetExhausted),
-        Some(_) if inputs.evidence.consecutive_indeterminate() > 0 => {
-            (Degraded, Reason::RefreshIndeterminate)
-        }
-        Some(_) => (Ready, Reason::Verified),
+        Some(age) if age >= inputs.stale_window => Reason::EvidenceTooOld,
+        // Degraded, not not_ready: a burst above r must not pull every pod at once; the evidence
+        // going stale (above) is what withdraws a node whose authority is silent.
+        Some(_) if inputs.budget_spent => Reason::BudgetExhausted,
+        Some(_) if inputs.evidence.consecutive_indeterminate() > 0 => Reason::RefreshIndeterminate,
+        Some(_) => Reason::Verified,
     }
 }
 
@@ -196,14 +225,31 @@ mod tests {
         shutting_down: bool,
         budget_spent: bool,
     ) -> Readiness {
-        evaluate(ReadinessInputs {
+        evaluate(inputs(evidence, now, shutting_down, budget_spent))
+    }
+
+    fn inputs(
+        evidence: &Evidence,
+        now: Duration,
+        shutting_down: bool,
+        budget_spent: bool,
+    ) -> ReadinessInputs<'_> {
+        ReadinessInputs {
             shutting_down,
             failed: false,
+            held: false,
             evidence,
             budget_spent,
             no_budget: false,
             stale_window: W,
             now,
+        }
+    }
+
+    fn read_held(evidence: &Evidence, now: Duration) -> Readiness {
+        evaluate(ReadinessInputs {
+            held: true,
+            ..inputs(evidence, now, false, false)
         })
     }
 
@@ -271,12 +317,45 @@ mod tests {
     }
 
     #[test]
-    fn rule6_budget_spent_beats_degraded() {
+    fn rule3b_a_hold_comes_after_the_denials_and_before_no_evidence() {
+        let denied = evidence_of(&[(Outcome::InvalidCredential, 0.0)]);
+        assert_eq!(
+            read_held(&denied, at(1.0)).reason,
+            Reason::InvalidCredential
+        );
+        let held = read_held(&Evidence::default(), at(1.0));
+        assert_eq!(
+            (held.status, held.reason, held.status.http_status()),
+            (Status::NotReady, Reason::Held, 503)
+        );
+        let young = evidence_of(&[(Outcome::Valid, 0.0)]);
+        let readiness = read_held(&young, at(1.0));
+        assert_eq!(
+            (readiness.reason, readiness.evidence_age),
+            (Reason::Held, Some(at(1.0))),
+            "held beats verified; the age is still reported"
+        );
+        let shutting_down = evaluate(ReadinessInputs {
+            held: true,
+            ..inputs(&young, at(1.0), true, false)
+        });
+        assert_eq!(shutting_down.reason, Reason::ShuttingDown);
+    }
+
+    #[test]
+    fn rule6_a_spent_budget_is_degraded_not_not_ready_and_beats_indeterminate() {
         let evidence = evidence_of(&[(Outcome::Valid, 0.0), (Outcome::Indeterminate, 1.0)]);
         let readiness = read_with(&evidence, at(1.0), false, true);
         assert_eq!(
             (readiness.status, readiness.reason),
-            (Status::NotReady, Reason::BudgetExhausted)
+            (Status::Degraded, Reason::BudgetExhausted)
+        );
+        assert_eq!(readiness.status.http_status(), 200, "the pod stays routed");
+        let stale = read_with(&evidence, at(5.0), false, true);
+        assert_eq!(
+            (stale.status, stale.reason),
+            (Status::NotReady, Reason::EvidenceTooOld),
+            "stale evidence still withdraws the node"
         );
     }
 
@@ -336,6 +415,29 @@ mod tests {
         }
         let names: std::collections::HashSet<_> = Reason::ALL.iter().map(|r| r.as_str()).collect();
         assert_eq!(names.len(), Reason::ALL.len());
+    }
+
+    #[test]
+    fn each_reason_goes_with_one_status_and_held_is_no_refusal() {
+        let with = |status| {
+            Reason::ALL
+                .into_iter()
+                .filter(|r| r.status() == status)
+                .map(Reason::as_str)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(with(Status::Ready), ["verified"]);
+        assert_eq!(
+            with(Status::Degraded),
+            ["budget_exhausted", "refresh_indeterminate"]
+        );
+        assert_eq!(with(Status::NotReady).len(), 8);
+        let refusals: Vec<_> = Reason::ALL
+            .into_iter()
+            .filter(|r| !r.is_refusal())
+            .map(Reason::as_str)
+            .collect();
+        assert_eq!(refusals, ["refresh_indeterminate", "verified", "held"]);
     }
 
     #[test]

@@ -9,6 +9,8 @@ use super::evidence::{Evidence, Outcome};
 use super::fleet::Local;
 use super::ledger::{settlement, Ledger, Settlement};
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
+use super::readiness_holds::{HoldId, HoldName, ReadinessHolds, Released};
+use super::refresh_on_demand::half_spent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lifecycle {
@@ -22,20 +24,32 @@ pub enum Lifecycle {
     Failed,
 }
 
-/// What an admission answers: the status the units were admitted on, and whether they spent the
-/// node budget (a status change the transition watcher must hear of).
+/// What an admission answers: the status the units were admitted on, whether they spent the
+/// node budget (a status change the transition watcher must hear of), and whether they took the
+/// ledger to half the node budget (a refresh on demand the refresh loop must hear of).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admitted {
     pub status: Status,
     pub spent_budget: bool,
+    pub reached_half: bool,
 }
 
-/// What a settle or a charge did, and whether it changed whether the node budget is spent (a
-/// status change the transition watcher must hear of).
+/// What a settle or a charge did, whether it changed whether the node budget is spent (a
+/// status change the transition watcher must hear of), and whether it took the ledger to half
+/// the node budget (as [`Admitted`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Recorded {
     pub settlement: Settlement,
     pub spent_changed: bool,
+    pub reached_half: bool,
+}
+
+/// Whose view of the readiness table: a probe's sees every rule; admission's leaves out draining
+/// and the service's holds (both stop the routing of new traffic, not work that arrives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum View {
+    Probe,
+    Admission,
 }
 
 /// What a refused admission answers: the reason, and the stale window of that moment (read with
@@ -61,6 +75,8 @@ pub struct SentinelState {
     lifecycle: Lifecycle,
     /// Whether a refresh has finished, with any outcome (the `/startup` latch).
     refreshed: bool,
+    /// The service's own holds on readiness (`sentinel.hold(name)`).
+    holds: ReadinessHolds,
 }
 
 impl SentinelState {
@@ -72,29 +88,28 @@ impl SentinelState {
             ledger: Ledger::default(),
             lifecycle: Lifecycle::Running,
             refreshed: false,
+            holds: ReadinessHolds::default(),
         }
     }
 
     /// Readiness (README, the readiness table), as of `now`.
     pub fn readiness(&self, now: Duration) -> Readiness {
-        let shutting_down = matches!(self.lifecycle, Lifecycle::Draining | Lifecycle::Closed);
-        self.evaluate_at(now, shutting_down)
-    }
-
-    fn evaluate_at(&self, now: Duration, shutting_down: bool) -> Readiness {
-        self.evaluate_with(now, shutting_down, self.budget.at(now))
+        self.evaluate_with(now, View::Probe, self.budget.at(now))
     }
 
     /// Readiness for the node budget and window of this moment, read once by the caller.
     fn evaluate_with(
         &self,
         now: Duration,
-        shutting_down: bool,
+        view: View,
         (node_budget, stale_window): (f64, Duration),
     ) -> Readiness {
+        let probe = view == View::Probe;
         evaluate(ReadinessInputs {
-            shutting_down,
+            shutting_down: probe
+                && matches!(self.lifecycle, Lifecycle::Draining | Lifecycle::Closed),
             failed: self.lifecycle == Lifecycle::Failed,
+            held: probe && self.holds.any_open(),
             evidence: &self.evidence,
             budget_spent: self.ledger.is_spent(node_budget),
             no_budget: node_budget <= 0.0,
@@ -130,11 +145,18 @@ impl SentinelState {
         record: fn(&mut Ledger, f64),
     ) -> Result<Admitted, Refusal> {
         let (status, node_budget) = self.admission(units, now)?;
+        let before = self.ledger.exposure();
         record(&mut self.ledger, units);
         Ok(Admitted {
             status,
             spent_budget: self.ledger.is_spent(node_budget),
+            reached_half: self.reached_half(before, node_budget),
         })
+    }
+
+    /// Whether the ledger, at `before` until a moment ago, has just reached half of `node_budget`.
+    fn reached_half(&self, before: f64, node_budget: f64) -> bool {
+        !half_spent(before, node_budget) && half_spent(self.ledger.exposure(), node_budget)
     }
 
     /// A reservation holding `held` units ends, having used `actual`: the unused part leaves
@@ -160,10 +182,12 @@ impl SentinelState {
     ) -> Recorded {
         let node_budget = self.budget.node_budget_at(now);
         let was_spent = self.ledger.is_spent(node_budget);
+        let before = self.ledger.exposure();
         let settlement = record(&mut self.ledger);
         Recorded {
             settlement,
             spent_changed: was_spent != self.ledger.is_spent(node_budget),
+            reached_half: self.reached_half(before, node_budget),
         }
     }
 
@@ -190,7 +214,7 @@ impl SentinelState {
         if self.lifecycle == Lifecycle::Closed {
             return refuse(Reason::ShuttingDown);
         }
-        let readiness = self.evaluate_with(now, false, budget);
+        let readiness = self.evaluate_with(now, View::Admission, budget);
         if !readiness.status.admits() {
             return refuse(readiness.reason);
         }
@@ -262,6 +286,21 @@ impl SentinelState {
     /// The fleet's answer set this node's static floor.
     pub fn set_fleet_floor(&mut self, floor_units: f64) {
         self.budget.set_floor(floor_units);
+    }
+
+    /// `sentinel.hold(name)`: readiness is `not_ready` / `held` until every hold is released;
+    /// admission is left alone.
+    pub fn hold_readiness(&mut self, name: HoldName, now: Duration) -> HoldId {
+        self.holds.open(name, now)
+    }
+
+    /// Ends the hold `id`; `None` when it had already ended (releasing twice is a no-op).
+    pub fn release_readiness_hold(&mut self, id: HoldId, now: Duration) -> Option<Released> {
+        self.holds.release(id, now)
+    }
+
+    pub fn readiness_holds(&self) -> &ReadinessHolds {
+        &self.holds
     }
 
     pub fn drain(&mut self) {
@@ -451,9 +490,92 @@ mod tests {
         let readiness = state.readiness(ms(100));
         assert_eq!(
             (readiness.status, readiness.reason),
-            (Status::NotReady, Reason::BudgetExhausted)
+            (Status::Degraded, Reason::BudgetExhausted),
+            "a spent budget refuses requests, not the pod"
         );
-        assert!(!state.admit(0.0, ms(100)));
+        assert_eq!(
+            state.refusal_reason(0.5, ms(100)),
+            Some(Reason::BudgetExhausted)
+        );
+        assert!(!state.admit(0.5, ms(100)));
+    }
+
+    #[test]
+    fn admit_zero_on_a_spent_budget_fits_at_the_budget_not_past_it() {
+        let mut state = seed_state();
+        verified_at(&mut state, ms(0));
+        assert!(state.admit(100.0, ms(1)));
+        assert!(
+            state.admit(0.0, ms(1)),
+            "ledger + 0 ≤ node budget: zero units still fit"
+        );
+        state.charge(0.5, ms(2));
+        assert_eq!(state.readiness(ms(2)).reason, Reason::BudgetExhausted);
+        assert_eq!(
+            state.refusal_reason(0.0, ms(2)),
+            Some(Reason::BudgetExhausted),
+            "past the budget (an overage) not even zero units fit"
+        );
+    }
+
+    #[test]
+    fn a_readiness_hold_is_held_for_probes_and_leaves_admission_alone() {
+        let mut state = seed_state();
+        let cache = HoldName::parse("cache").unwrap();
+        let before_evidence = state.hold_readiness(cache, ms(0));
+        assert_eq!(state.readiness(ms(0)).reason, Reason::Held);
+        assert_eq!(
+            state.refusal_reason(1.0, ms(0)),
+            Some(Reason::NoEvidence),
+            "admission sees through the hold, as through draining"
+        );
+        verified_at(&mut state, ms(0));
+        let readiness = state.readiness(ms(10));
+        assert_eq!(
+            (readiness.status, readiness.reason),
+            (Status::NotReady, Reason::Held)
+        );
+        let refused = state.try_admit(1.0, ms(10));
+        assert_eq!(
+            refused.map(|a| a.status),
+            Ok(Status::Ready),
+            "admitted on the status admission sees"
+        );
+        let second = state.hold_readiness(cache, ms(20));
+        assert!(state
+            .release_readiness_hold(before_evidence, ms(30))
+            .is_some());
+        assert!(state
+            .release_readiness_hold(before_evidence, ms(30))
+            .is_none());
+        assert_eq!(state.readiness(ms(30)).reason, Reason::Held);
+        state.release_readiness_hold(second, ms(40));
+        assert_eq!(state.readiness(ms(40)).reason, Reason::Verified);
+        state.hold_readiness(cache, ms(50));
+        state.drain();
+        assert_eq!(state.readiness(ms(50)).reason, Reason::ShuttingDown);
+    }
+
+    #[test]
+    fn reaching_half_the_node_budget_is_told_once_at_the_crossing() {
+        let mut state = seed_state(); // node budget 100
+        verified_at(&mut state, ms(0));
+        let reached =
+            |state: &mut SentinelState, units| state.try_admit(units, ms(1)).unwrap().reached_half;
+        assert!(!reached(&mut state, 49.0));
+        assert!(reached(&mut state, 1.0), "49 → 50: the crossing");
+        assert!(!reached(&mut state, 1.0), "already past half");
+        verified_at(&mut state, ms(2));
+        assert!(
+            state.try_hold(60.0, ms(3)).unwrap().reached_half,
+            "a reservation too"
+        );
+        let settled = state.settle(60.0, 10.0, ms(4));
+        assert!(!settled.reached_half);
+        assert!(
+            state.charge(45.0, ms(5)).reached_half,
+            "10 → 55: a charge too"
+        );
     }
 
     #[test]

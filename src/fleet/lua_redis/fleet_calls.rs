@@ -268,7 +268,7 @@ impl Trace {
 /// The speed an explorer gets: renewals on a fleet of ten leases, in this build's profile (the
 /// script calls only; drawing their arguments is the explorer's cost). `--nocapture` shows it.
 #[test]
-fn renewals_on_ten_leases_are_fast() {
+fn renewals_on_ten_leases_keep_every_lease_and_print_their_speed() {
     const LEASES: usize = 10;
     const CALLS: u32 = 10_000;
     let mut redis = super::LuaRedis::new();
@@ -300,6 +300,6 @@ fn renewals_on_ten_leases_are_fast() {
         leases, LEASES,
         "the fleet kept its leases (last reply {last:?})"
     );
-    // Loose: a floor far below the figure, to catch a stand-in gone pathologically slow.
-    assert!(per_second > 1000.0, "{per_second:.0} calls/s");
+    // The rate is printed, never asserted: a timed assertion fails on a loaded machine (it did,
+    // with five builds sharing two cores). bench/fleet.mjs measures the real scripts' cost.
 }

@@ -41,6 +41,16 @@ impl FleetShape {
             .map(|stale| (self.max_units_per_second * stale.as_secs_f64() - floor_units).max(0.0))
     }
 
+    /// The grant each of `live_nodes` nodes configured alike holds once renewals have settled
+    /// (no charges outstanding, every node within `maxNodes` so each has its floor): the max-min
+    /// fair split of the pool (`renew.lua`) when every node wants the same, min(want, pool /
+    /// live nodes). What the `window` calculator shows for a fleet.
+    pub fn settled_grant(&self, live_nodes: u32) -> f64 {
+        let equal_split = self.pool_units() / f64::from(live_nodes.max(1));
+        self.want_beyond(self.floor_units())
+            .map_or(equal_split, |want| want.min(equal_split))
+    }
+
     /// The window a node budget gives: min(units / r, `maxStaleSeconds`), the rule of a fixed
     /// budget ([`stale_window_seconds`]), held to the longest supported window (the options
     /// were checked against it for the largest node budget; this keeps the `Duration` sound).
@@ -279,6 +289,24 @@ mod tests {
             secs(1.0),
             "a cap above units / r changes nothing, as with a fixed budget"
         );
+    }
+
+    #[test]
+    fn a_settled_grant_is_what_the_node_wants_or_an_equal_split_whichever_is_less() {
+        // floor 12.5, pool 150 at r = 20
+        assert_eq!(
+            shape().settled_grant(4),
+            37.5,
+            "no maxStaleSeconds: all it can get"
+        );
+        assert_eq!(shape().settled_grant(1), 150.0);
+        let capped = FleetShape {
+            max_nodes: 8,
+            max_stale: Some(secs(2.0)),
+            ..shape()
+        }; // floor 6.25: wants 20 × 2 − 6.25 = 33.75
+        assert_eq!(capped.settled_grant(4), 33.75);
+        assert_eq!(capped.settled_grant(8), 18.75, "the equal split is less");
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! ([`BudgetSource`]): fixed at construction (`budget.nodes` / `budget.share`: [`fixed`]), or a
 //! fleet's floor plus a leased grant that changes while the node runs ([`lease`]). Both turn a
 //! node budget into a window by the one rule of [`window`]. The state asks this at every read,
-//! so readiness and admission always see the budget of the moment.
+//! so readiness and admission always see the budget of the moment. What the `window` calculator
+//! shows of a budget is composed from these in [`figures`].
 
+pub mod figures;
 pub mod fixed;
 pub mod lease;
 pub mod window;
@@ -50,6 +52,16 @@ impl BudgetSource {
         match self {
             BudgetSource::Static(budget) => budget.stale_window,
             BudgetSource::Fleet(fleet) => fleet.cadence_basis_at(now),
+        }
+    }
+
+    /// The smallest window the node can run with: a fixed budget's window; a fleet node's floor
+    /// window, or the equal split's without a floor. Explicit refresh options must fit it, and
+    /// the default cadence asks the authority most often there.
+    pub fn smallest_stale_window(&self) -> Duration {
+        match self {
+            BudgetSource::Static(budget) => budget.stale_window,
+            BudgetSource::Fleet(fleet) => fleet.shape.smallest_stale_window(),
         }
     }
 

@@ -16,6 +16,12 @@ use crate::rules::budget::lease::FleetShape;
 /// every lease granted before has lapsed by then, with clocks within ±1 % of real time.
 const HOLD_RATE_MARGIN: f64 = 1.03;
 const HOLD_MARGIN: Duration = Duration::from_secs(2);
+
+/// How long growth is held after a loss (and on a fleet's first start) for leases of `lease`:
+/// leaseSeconds × 1.03 + 2 s.
+pub fn growth_hold(lease: Duration) -> Duration {
+    lease.mul_f64(HOLD_RATE_MARGIN) + HOLD_MARGIN
+}
 /// How many recent answers a node remembers, to find the one a valid refresh was sent after.
 const RECENT_ANSWERS: usize = 4;
 
@@ -135,7 +141,7 @@ impl Memory {
             .longest_lease
             .max(shape.lease)
             .max(Duration::from_millis(reply.fleet_lease_ms));
-        let hold_length = self.longest_lease.mul_f64(HOLD_RATE_MARGIN) + HOLD_MARGIN;
+        let hold_length = growth_hold(self.longest_lease);
         let floor_units = self.floor_units(shape);
         self.hold = match self.hold.take() {
             _ if !reply.held => None,

@@ -28,6 +28,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 
+pub use memory::growth_hold;
 pub use node::{Confirm, FleetNode, Local};
 pub use reply::FleetReply;
 pub use request::{ReleaseRequest, RenewRequest, Seen};
