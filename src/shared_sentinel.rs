@@ -138,7 +138,8 @@ impl SharedSentinel {
     ) -> Option<Duration> {
         let now = self.now();
         let inputs = self.with_state(|state| DemandInputs {
-            exposure_units: state.exposure_units(),
+            recorded_units: state.recorded_units(),
+            held_units: state.reserved_units(),
             node_budget_units: state.node_budget_units(now),
             last_outcome,
             breaker_open,

@@ -596,14 +596,19 @@ async fn no_refresh_on_demand_while_the_breaker_is_open() {
 
 #[tokio::test(start_paused = true)]
 async fn at_most_ten_refreshes_on_demand_start_in_any_second() {
-    // An open reservation of 60 units: no answer clears it, so a refresh stays wanted.
+    // Traffic that never stops: 50 units admitted while each refresh is in flight stay after
+    // its valid answer (it was sent before them), so the next refresh is always wanted at once.
     let mut refresher = Loop::start(seed_state(), fixed(1000, 1000, 300), None, |_| {
         Answer::After(ms(1), Outcome::Valid)
     });
     assert_eq!(refresher.next_call().await, ms(0));
     refresher.sleep_until(ms(500)).await;
-    assert!(refresher.shared.try_hold(60.0).is_ok());
-    let calls = refresher.next_calls(40).await;
+    assert!(refresher.shared.try_admit(50.0).is_ok());
+    let mut calls = Vec::new();
+    for _ in 0..40 {
+        calls.push(refresher.next_call().await);
+        assert!(refresher.shared.try_admit(50.0).is_ok(), "in flight");
+    }
     for (i, start) in calls.iter().enumerate() {
         let within_a_second = calls[i..]
             .iter()
@@ -617,4 +622,22 @@ async fn at_most_ten_refreshes_on_demand_start_in_any_second() {
         "ten a second, not the usual one: {calls:?}"
     );
     assert_eq!(refresher.shared.metrics.demand_refreshes(), 40);
+}
+
+#[tokio::test(start_paused = true)]
+async fn units_an_open_reservation_holds_start_no_refresh_on_demand() {
+    // 60 of 100 held: past half the budget, but no answer could clear them, so the loop keeps
+    // its pause instead of asking the authority ten times a second for nothing.
+    let mut refresher = Loop::start(seed_state(), fixed(1000, 1000, 300), None, |_| {
+        Answer::After(ms(1), Outcome::Valid)
+    });
+    assert_eq!(refresher.next_call().await, ms(0));
+    refresher.sleep_until(ms(500)).await;
+    assert!(refresher.shared.try_hold(60.0).is_ok());
+    assert_eq!(
+        refresher.next_call().await,
+        ms(1001),
+        "after the usual pause"
+    );
+    assert_eq!(refresher.shared.metrics.demand_refreshes(), 0);
 }

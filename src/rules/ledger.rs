@@ -96,6 +96,11 @@ impl Ledger {
         self.recorded + self.held
     }
 
+    /// The recorded units: what a `valid` answer to a refresh sent now would clear.
+    pub fn recorded(&self) -> f64 {
+        self.recorded
+    }
+
     /// The units open reservations hold.
     pub fn held(&self) -> f64 {
         self.held

@@ -15,16 +15,24 @@ pub const MAX_DEMAND_REFRESHES: usize = 10;
 pub const DEMAND_PERIOD: Duration = Duration::from_secs(1);
 
 /// Whether the ledger has reached half the node budget: the point at which a refresh is wanted
-/// now. An empty ledger never has (a node budget of 0, a fleet node without a lease, asks
-/// nothing of the authority).
-pub fn half_spent(exposure_units: f64, node_budget_units: f64) -> bool {
-    exposure_units > 0.0 && exposure_units >= node_budget_units / 2.0
+/// now. Only recorded units (plain admissions, settled usage) can be cleared by a refresh; the
+/// units open reservations hold stay whatever it answers. So the rule reads "the clearable units
+/// reach half of the room the open reservations leave": recorded ≥ (node budget − held) / 2.
+/// Without reservations that is exactly "the ledger reaches half the node budget"; with them,
+/// it implies it (recorded + held ≥ (node budget + held) / 2), and a long stream holding half
+/// the budget does not make every answer start the next refresh at once. An empty ledger never
+/// has (a node budget of 0, a fleet node without a lease, asks nothing of the authority).
+pub fn half_spent(recorded_units: f64, held_units: f64, node_budget_units: f64) -> bool {
+    recorded_units > 0.0 && recorded_units >= (node_budget_units - held_units) / 2.0
 }
 
 /// What the decision reads, at one moment between two refreshes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DemandInputs {
-    pub exposure_units: f64,
+    /// The ledger's recorded units: what a valid answer can clear.
+    pub recorded_units: f64,
+    /// The units open reservations hold: no answer clears them.
+    pub held_units: f64,
     pub node_budget_units: f64,
     /// The outcome of the refresh that ended last (`None` before any).
     pub last_outcome: Option<Outcome>,
@@ -59,8 +67,11 @@ impl DemandLimit {
     /// it should not (the ledger under half the node budget, a last outcome other than `valid`,
     /// an open breaker); else now, or later when the limit says so.
     pub fn due(&self, inputs: &DemandInputs, now: Duration) -> Option<Duration> {
-        let wanted = half_spent(inputs.exposure_units, inputs.node_budget_units)
-            && inputs.last_outcome == Some(Outcome::Valid)
+        let wanted = half_spent(
+            inputs.recorded_units,
+            inputs.held_units,
+            inputs.node_budget_units,
+        ) && inputs.last_outcome == Some(Outcome::Valid)
             && !inputs.breaker_open;
         wanted.then(|| self.earliest(now))
     }
@@ -77,7 +88,8 @@ mod tests {
     /// Node budget 500: half spent at 250.
     fn spent(exposure_units: f64) -> DemandInputs {
         DemandInputs {
-            exposure_units,
+            recorded_units: exposure_units,
+            held_units: 0.0,
             node_budget_units: 500.0,
             last_outcome: Some(Outcome::Valid),
             breaker_open: false,
@@ -120,9 +132,20 @@ mod tests {
 
     #[test]
     fn an_empty_ledger_wants_nothing_even_on_a_budget_of_zero() {
-        assert!(!half_spent(0.0, 0.0));
-        assert!(half_spent(0.5, 0.0));
-        assert!(!half_spent(0.0, 10.0));
+        assert!(!half_spent(0.0, 0.0, 0.0));
+        assert!(half_spent(0.5, 0.0, 0.0));
+        assert!(!half_spent(0.0, 0.0, 10.0));
+    }
+
+    #[test]
+    fn held_units_alone_want_nothing_a_refresh_could_not_clear() {
+        // A stream holding 300 of 500: no answer clears its units, so they start nothing…
+        assert!(!half_spent(0.0, 300.0, 500.0));
+        assert!(!half_spent(99.0, 300.0, 500.0));
+        // …and recorded units do once they reach half of the 200 left.
+        assert!(half_spent(100.0, 300.0, 500.0));
+        // Held past the budget (it shrank): any recorded unit is worth clearing.
+        assert!(half_spent(1.0, 600.0, 500.0));
     }
 
     #[test]

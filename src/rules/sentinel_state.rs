@@ -145,18 +145,25 @@ impl SentinelState {
         record: fn(&mut Ledger, f64),
     ) -> Result<Admitted, Refusal> {
         let (status, node_budget) = self.admission(units, now)?;
-        let before = self.ledger.exposure();
+        let before = self.ledger.clone();
         record(&mut self.ledger, units);
         Ok(Admitted {
             status,
             spent_budget: self.ledger.is_spent(node_budget),
-            reached_half: self.reached_half(before, node_budget),
+            reached_half: self.reached_half(&before, node_budget),
         })
     }
 
-    /// Whether the ledger, at `before` until a moment ago, has just reached half of `node_budget`.
-    fn reached_half(&self, before: f64, node_budget: f64) -> bool {
-        !half_spent(before, node_budget) && half_spent(self.ledger.exposure(), node_budget)
+    /// Whether the ledger, `before` until a moment ago, has just reached half of `node_budget`
+    /// (by the refresh-on-demand rule, [`half_spent`]).
+    fn reached_half(&self, before: &Ledger, node_budget: f64) -> bool {
+        let half = |ledger: &Ledger| half_spent(ledger.recorded(), ledger.held(), node_budget);
+        !half(before) && half(&self.ledger)
+    }
+
+    /// The ledger's recorded units (what a valid answer can clear; see `Ledger`).
+    pub fn recorded_units(&self) -> f64 {
+        self.ledger.recorded()
     }
 
     /// A reservation holding `held` units ends, having used `actual`: the unused part leaves
@@ -182,12 +189,12 @@ impl SentinelState {
     ) -> Recorded {
         let node_budget = self.budget.node_budget_at(now);
         let was_spent = self.ledger.is_spent(node_budget);
-        let before = self.ledger.exposure();
+        let before = self.ledger.clone();
         let settlement = record(&mut self.ledger);
         Recorded {
             settlement,
             spent_changed: was_spent != self.ledger.is_spent(node_budget),
-            reached_half: self.reached_half(before, node_budget),
+            reached_half: self.reached_half(&before, node_budget),
         }
     }
 
@@ -567,9 +574,14 @@ mod tests {
         assert!(!reached(&mut state, 1.0), "already past half");
         verified_at(&mut state, ms(2));
         assert!(
-            state.try_hold(60.0, ms(3)).unwrap().reached_half,
-            "a reservation too"
+            !state.try_hold(60.0, ms(3)).unwrap().reached_half,
+            "held units alone: no refresh could clear them"
         );
+        assert!(
+            state.try_admit(20.0, ms(3)).unwrap().reached_half,
+            "20 recorded: half of the 40 the reservation leaves"
+        );
+        verified_at(&mut state, ms(4));
         let settled = state.settle(60.0, 10.0, ms(4));
         assert!(!settled.reached_half);
         assert!(
