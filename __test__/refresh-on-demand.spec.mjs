@@ -70,14 +70,16 @@ describe('refresh on demand', () => {
       const answers = ['valid', outcome];
       const { auth, sentinel, transitions } = start((call) => Promise.resolve(answers[call.index] ?? 'valid'));
       await transitions.waitFor({ to: 'ready' });
-      // A reservation takes the ledger to half: the refresh it starts on demand answers `outcome`.
-      const reservation = sentinel.reserve(500);
+      // 300 units admitted beside a reservation of 400: half of the 600 the reservation leaves,
+      // so a refresh starts on demand; it answers `outcome`.
+      const reservation = sentinel.reserve(400);
       assert.ok(reservation, 'premise: reserved');
+      assert.equal(sentinel.admit(300), true);
       await auth.call(1, CALL_MS);
       await transitions.waitFor({ from: 'ready' }, { ms: CALL_MS });
       assert.equal(demandRefreshes(sentinel), 1);
-      reservation.release();
-      assert.equal(sentinel.exposureUnits, 0);
+      reservation.release(); // 300 left: under half of the whole budget again
+      assert.equal(sentinel.exposureUnits, 300);
       sentinel.charge(600); // past half again (a charge is recorded whatever readiness says)
       await quietPeriod(300);
       assert.equal(auth.callCount, 2, 'no call before the usual pause of 300 s or more');
