@@ -87,6 +87,14 @@ describe('startRedis', () => {
     await r.stop(); // idempotent
   });
 
+  test('a port another redis-server already answers on is a lost race, not a start (the answer must come from the new process)', async () => {
+    const other = await redis();
+    // The same port, as a race between two tests' free-port picks would give it: the new
+    // process cannot bind, and the server answering there is the other one.
+    await assert.rejects(redis({ port: other.port }), /address already in use/i);
+    assert.equal(await other.command('PING'), 'PONG', 'the other server is untouched');
+  });
+
   test('pause() holds every reply until resume()', async () => {
     const r = await redis();
     r.pause();

@@ -235,16 +235,27 @@ export async function startRedis({ port, user, password, args = [], env = {}, tl
       if (how.error?.code === 'ENOENT') throw new Error(MISSING);
       throw new Error(`redis-server exited before answering PING (${JSON.stringify(how)}): ${output.trim().split('\n').slice(-3).join(' | ')}`);
     });
+    // The server that answers must be this one: when another test's redis-server took the same
+    // ephemeral port first, that one answers while this one fails to bind. Taken for ours, two
+    // tests would share a server (a primary listing the other topology's replicas, a "primary"
+    // gone when the other test stops it). So the answer's process_id must be this process's.
+    let answeredBy = null;
     const answers = pollUntil(
       async () => {
         try {
-          const replies = await rawCommands(p, [...auth, ['PING']], { timeoutMs: 500, tls: tlsClient });
-          return replies.at(-1) === 'PONG';
-        } catch {
+          const replies = await rawCommands(p, [...auth, ['INFO', 'server']], { timeoutMs: 500, tls: tlsClient });
+          const text = replies.at(-1);
+          answeredBy = typeof text === 'string' ? Number(/^process_id:(\d+)/m.exec(text)?.[1]) : null;
+          if (answeredBy !== null && answeredBy !== proc.pid) {
+            throw new Error(`address already in use: port ${p} answered by pid ${answeredBy}, not ${proc.pid}`);
+          }
+          return answeredBy === proc.pid;
+        } catch (err) {
+          if (/address already in use/.test(err.message)) throw err;
           return false;
         }
       },
-      { ms: startTimeoutMs, everyMs: 20, label: `redis-server on port ${p} to answer PING` },
+      { ms: startTimeoutMs, everyMs: 20, label: () => `redis-server pid ${proc.pid} on port ${p} to answer (last answered by ${answeredBy})` },
     );
     try {
       await Promise.race([answers, failedEarly]);
