@@ -1,4 +1,4 @@
-//! SPEC §9's guarantee, as a property test over random interleavings of admit, reserve, extend,
+//! The reservations' guarantee (docs/api.md, Reservations), as a property test over random interleavings of admit, reserve, extend,
 //! settle, charge and refresh sends and answers of every outcome (one in flight at a time).
 //!
 //! The expected ledger comes from an independent model, an event log indexed by a step counter
@@ -90,7 +90,7 @@ struct StepTotals {
     valid_landed: bool,
 }
 
-/// The contract, written from SPEC §9's words rather than from `Ledger`.
+/// The contract, written from the reservation rules' words (docs/api.md) rather than from `Ledger`.
 #[derive(Default)]
 struct Model {
     /// Units recorded at a step: plain admissions, charges, and settled usage (at the settle,
@@ -236,7 +236,7 @@ impl Model {
 }
 
 /// Runs `ops` (each with the node budget of its moment) on a fresh `L` and the model, checking
-/// SPEC §9's guarantee after every step; a violation is described, not panicked.
+/// The reservations' guarantee after every step; a violation is described, not panicked.
 fn check<L: LedgerUnderTest>(ops: &[(Op, f64)]) -> Result<(), String> {
     let (mut ledger, mut model) = (L::default(), Model::default());
     model.log.push(StepTotals::default()); // step 0: nothing held yet
