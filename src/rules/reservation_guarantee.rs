@@ -1,5 +1,6 @@
-//! The reservations' guarantee (docs/api.md, Reservations), as a property test over random interleavings of admit, reserve, extend,
-//! settle, charge and refresh sends and answers of every outcome (one in flight at a time).
+//! The reservations' guarantee (docs/api.md, Reservations), as a property test over random
+//! interleavings of admit, reserve, extend, settle, charge and refresh sends and answers of every
+//! outcome (one in flight at a time).
 //!
 //! The expected ledger comes from an independent model, an event log indexed by a step counter
 //! that knows nothing of how [`Ledger`] keeps its sums. The same harness runs two naive ledgers,
