@@ -74,11 +74,14 @@ function createAdmission(where, sentinel, options, logError) {
     settle: readSettle,
     retryAfterSeconds: readRetryAfter,
   });
-  const admit = admissionOf(where, sentinel);
-  const refusalOf = refusals(sentinel, config);
   if (config.settle !== undefined) {
-    return { reserve: reserving(sentinel, config.units, refusalOf), settleAtEnd: settlingAtEnd(where, config.settle, logError) };
+    const reserveOrCode = nativeFunctionOf(where, sentinel, reservingFunction);
+    const reserve = reserving(reserveOrCode, config.units, refusals(sentinel, config));
+    return { reserve, settleAtEnd: settlingAtEnd(where, config.settle, logError) };
   }
+  // Made only on this path: a settling guard never admits, it reserves.
+  const admit = nativeFunctionOf(where, sentinel, admissionCodeFunction);
+  const refusalOf = refusals(sentinel, config);
   return {
     decide: judgingUnits(config.units, (units) => {
       const code = admit(units);
@@ -91,8 +94,7 @@ function createAdmission(where, sentinel, options, logError) {
  * `reserve(req)`: a `Reservation` holding the request's units, or the answer `decide` would have
  * given; one native call either way (a refused reservation answers the same code as `admit`).
  */
-function reserving(sentinel, unitsOf, refusalOf) {
-  const reserveOrCode = reservingFunction(sentinel);
+function reserving(reserveOrCode, unitsOf, refusalOf) {
   return judgingUnits(unitsOf, (units) => {
     const answer = reserveOrCode(units);
     return typeof answer === 'number' ? refusalOf(answer, units) : answer;
@@ -171,10 +173,13 @@ function settlingAtEnd(where, settle, logError) {
   };
 }
 
-/** The addon's admission function for `sentinel`; anything but a `Sentinel` of this addon is refused. */
-function admissionOf(where, sentinel) {
+/**
+ * The guard's one native function for `sentinel`, made by `make` (`admissionCodeFunction`, or
+ * `reservingFunction` for a settling guard); anything but a `Sentinel` of this addon is refused.
+ */
+function nativeFunctionOf(where, sentinel, make) {
   try {
-    return admissionCodeFunction(sentinel);
+    return make(sentinel);
   } catch (err) {
     const error = configError(where, 'sentinel', 'must be a Sentinel from spend-sentinel (an object with its methods is not one)');
     error.cause = err;
