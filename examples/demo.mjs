@@ -15,8 +15,9 @@
 //   --out PATH   where to write the SVG (default: demo-timeline.svg in the current directory)
 //   --plan       print the story's phases and exit
 //   --fleet      the fleet story instead (./demo/fleet.mjs): 2 → 5 node processes sharing b through
-//                leases in their own redis-server; authority cut, kill -9, Redis paused; ~45 s
-//                (--fast: 31.5 s); writes fleet-timeline.svg
+//                leases in their own redis-server; authority cut, kill -9, the fleet's key evicted,
+//                Redis paused; at least 35 s (--fast: 23.5 s), each phase also waiting for its
+//                event; writes fleet-timeline.svg
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -1,7 +1,8 @@
 // fleet-timeline.svg (`--fleet`): each node's grant over time (one line per node), then the fleet's
 // units against b: the unverified units of the live nodes, and the units admitted after the cut
-// summed over all nodes (the exposure). Phase markers (hold, scale-up, cut, kill, redis-paused,
-// redis-back, restore) span both charts; the time axis is labeled in seconds. Stable ids for tools
+// summed over all nodes (the exposure). Phase markers (hold, scale-up, cut, kill, evicted,
+// redis-paused, redis-back, restore), at the times the phases actually started (each lasts at
+// least its length and until its event), span both charts; the time axis is labeled in seconds. Stable ids for tools
 // and tests: phases, grant-chart, <node>-grant (class grant), fair-shares, units-chart,
 // fleet-unverified, exposure, b-line, time-axis, legend. Built with ./svg.mjs's helpers.
 import { el, esc, legendRows, n1, text, timeAxis } from './svg.mjs';
@@ -33,7 +34,7 @@ function yAxis({ top, bottom, y, values, title }) {
 }
 
 /**
- * `total` seconds; `plan` the phases; `b`, `pool`, `floor` in units; `nodes`: [{ name, grants: [[t, units]],
+ * `total` seconds (the story as it ran); `plan` the phases as they ran, [{ name, start, end }]; `b`, `pool`, `floor` in units; `nodes`: [{ name, grants: [[t, units]],
  * killedAt: t | null }]; `series`: { unverified: [[t, units]], exposure: [[t, units]] }.
  */
 export function renderFleetTimeline({ total, plan, b, pool, floor, nodes, series }) {
@@ -93,12 +94,12 @@ export function renderFleetTimeline({ total, plan, b, pool, floor, nodes, series
   ], { left: LEFT, right: LEFT + PLOT, y: axisY + 58 });
   const height = axisY + 58 + 3 * 18;
 
-  const title = `spend-sentinel fleet demo (${total} s): grants of ${nodes.length} nodes, and the fleet's units against b = ${b}`;
+  const title = `spend-sentinel fleet demo (${total.toFixed(1)} s): grants of ${nodes.length} nodes, and the fleet's units against b = ${b}`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${n1(height)}" viewBox="0 0 ${WIDTH} ${n1(height)}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
     el('title', {}, esc(title)),
-    el('desc', {}, esc(`Phases: ${plan.map((p) => `${p.name} ${p.start}–${p.end} s`).join(', ')}. Floor ${floor} units per node, pool ${pool} units.`)),
+    el('desc', {}, esc(`Phases: ${plan.map((p) => `${p.name} ${p.start.toFixed(2)}–${p.end.toFixed(2)} s`).join(', ')}. Floor ${floor} units per node, pool ${pool} units.`)),
     el('rect', { width: WIDTH, height, fill: '#fff' }),
     text({ x: LEFT, y: 22, 'font-size': 14, 'font-weight': 'bold' }, title),
     phases,

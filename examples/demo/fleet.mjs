@@ -6,9 +6,16 @@
 // (./fleet-node.mjs: the demo's Express service with a sentinel on budget.fleet), so that the
 // SIGKILL of the story is a real crash. Nodes report on stdout: every admitted unit (before they
 // answer the request, so the count survives the kill), their state every 100 ms, their fleet
-// mode changes. Every 0.5 s one line shows each node's mode, grant and status; at the end the
+// mode and growth-held changes. Each phase (./plan.mjs) runs its action, then lasts at least its
+// minimum length and until its event has come, judged on those reports every 50 ms (a phase
+// still waiting 30 s after its start fails the demo, naming what it waited for); a sample then
+// shows the event, and the next phase starts. Every 0.5 s one line shows each node's mode, grant
+// and status. Redis runs with maxmemory-policy volatile-lru and no maxmemory: the fleet's key is
+// the only key with a TTL, so the 'evicted' phase lowers maxmemory below the memory in use, which
+// evicts exactly that key, and sets it back to 0 once evicted_keys has grown. At the end the
 // units admitted after the authority was cut, over all nodes, are checked against b, and
-// fleet-timeline.svg draws each node's grant and the fleet's units against b.
+// fleet-timeline.svg draws each node's grant and the fleet's units against b, with the phases as
+// they ran.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { writeFileSync } from 'node:fs';
@@ -16,18 +23,24 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { findRedisServer, startRedis } from '../../__test__/helpers/redis.mjs';
-import { fillUntilEvicted } from '../../__test__/helpers/redis-topologies.mjs';
+import { parseInfo } from '../../__test__/helpers/redis-topologies.mjs';
 import { startAuthority } from './authority.mjs';
 import { startLoad } from './load.mjs';
 import { storyClock } from './record.mjs';
-import { FLEET, fleetFloor, fleetPlan, fleetPool, storyLength } from './plan.mjs';
-import { fleetEndLine, fleetHeaderLines, fleetPhaseLine, fleetPlanLines, fleetSampleLine, fleetSummaryLines, heldLine, modeLine } from './report.mjs';
+import { FLEET, fleetFloor, fleetPlan, fleetPool } from './plan.mjs';
+import { evictionLines, fleetEndLine, fleetHeaderLines, fleetPhaseLine, fleetPlanLines, fleetSampleLine, fleetSummaryLines, heldLine, modeLine } from './report.mjs';
 import { renderFleetTimeline } from './fleet-svg.mjs';
 
 const CHILD = fileURLToPath(new URL('./fleet-node.mjs', import.meta.url));
 const REDIS_ENV = 'SPEND_SENTINEL_DEMO_REDIS'; // budget.fleet.redisEnv: the URL stays out of argv and output
 const SAMPLE_MS = 500;
 const CHART_MS = 100;
+const POLL_MS = 50; // how often a phase checks whether its event has come
+const PHASE_TIMEOUT_MS = 30_000; // a phase whose event has not come by then (from its start) fails the demo
+const EVICTION_POLICY = 'volatile-lru'; // evicts only keys with a TTL: the fleet's key is the only one
+const EVICTION_MARGIN = 64 * 1024; // maxmemory = used_memory − this: still below the use if a client's buffers go
+const EVICTION_POLL_MS = 20;
+const EVICTION_TIMEOUT_MS = 10_000;
 const LISTEN_TIMEOUT_MS = 10_000; // a node process that does not take requests by then fails the demo
 const CLOSE_TIMEOUT_MS = 5_000; // close() resolves within 1 s of asking Redis; then SIGKILL
 
@@ -37,12 +50,16 @@ const FLEET_BUDGET = Object.freeze({
   fleet: { redisEnv: REDIS_ENV, name: 'spend-sentinel-demo', maxNodes: FLEET.maxNodes, reserve: FLEET.reserve, leaseSeconds: FLEET.leaseSeconds },
 });
 
-const print = (lines) => console.log([lines].flat().join('\n'));
+let printed = null; // the last line printed
+const print = (lines) => {
+  const text = [lines].flat().join('\n');
+  console.log(text);
+  printed = text.split('\n').at(-1);
+};
 
 /** Plays the fleet story; resolves with the exit code (0, or 1 when the ceiling broke or a step failed). */
 export async function runFleetDemo({ fast = false, out, plan: planOnly = false } = {}) {
   const plan = fleetPlan({ fast });
-  const total = storyLength(plan);
   if (planOnly) {
     print(fleetPlanLines(plan));
     return 0;
@@ -87,10 +104,12 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
   let cutAt = null; // story seconds: from then on admitted units count as exposure…
   let restoredEpoch = Infinity; // …unless admitted on evidence sent after the authority came back
   const series = { unverified: [], exposure: [] };
+  const phases = []; // as they ran: { name, start, end } in story seconds
 
   try {
-    // A small maxmemory with allkeys-random: the 'evicted' phase fills it until the fleet's key goes.
-    const redis = await startRedis({ args: ['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-random'] });
+    // No maxmemory yet, and a policy that evicts only keys with a TTL: the 'evicted' phase lowers
+    // maxmemory below the memory in use, and the fleet's key, the only one with a TTL, goes.
+    const redis = await startRedis({ args: ['--maxmemory', '0', '--maxmemory-policy', EVICTION_POLICY] });
     cleanups.push(() => redis.stop());
     const authority = await startAuthority();
     cleanups.push(() => authority.close());
@@ -103,7 +122,9 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
         stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...process.env, [REDIS_ENV]: redis.url },
       });
-      const node = { name, child, url: null, latest: null, admitted: 0, afterCut: 0, grants: [], load: null, killedAt: null, closing: false, heldSeen: false, stderr: '' };
+      // held: growth held as last reported (null before), heldAt: when it last became held;
+      // lapsedAt: when its mode last went leased → floor (story seconds)
+      const node = { name, child, url: null, latest: null, admitted: 0, afterCut: 0, grants: [], load: null, killedAt: null, closing: false, heldSeen: false, held: null, heldAt: null, lapsedAt: null, stderr: '' };
       nodes.set(name, node);
       node.exited = new Promise((done) => child.once('close', (code, signal) => done({ code, signal })));
       node.exited.then(({ code, signal }) => {
@@ -124,9 +145,12 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
             node.grants.push([clock.t(), node.latest.grantUnits]);
           } else if (line.startsWith('m ')) {
             const { from, to, grant } = JSON.parse(line.slice(2));
+            if (from === 'leased' && to === 'floor') node.lapsedAt = clock.t();
             if (from !== null) print(modeLine(clock.t(), name, from, to, grant));
           } else if (line.startsWith('h ')) {
             const { held } = JSON.parse(line.slice(2));
+            node.held = held;
+            if (held) node.heldAt = clock.t();
             // the first report (a fresh fleet is held) is the hold phase's own story
             if (node.heldSeen) print(heldLine(clock.t(), name, held));
             node.heldSeen = true;
@@ -153,6 +177,48 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
       print(`           ${name} (pid ${node.child.pid}) killed with SIGKILL at ${node.killedAt.toFixed(2)}s; it admitted ${node.afterCut} units after the cut`);
     };
 
+    const fleetKey = `{spend-sentinel:${FLEET_BUDGET.fleet.name}}`;
+    let pausedAt = null; // story seconds: Redis was paused (SIGSTOP)
+    let evictedAt = null; // story seconds: maxmemory was lowered
+
+    // Lowers maxmemory below the memory in use; Redis evicts at once (CONFIG SET runs an eviction,
+    // and so does every command after it) and, with volatile-lru, only keys with a TTL: the
+    // fleet's key. Waits until evicted_keys has grown (not for the key to be gone: a node may
+    // have written the state anew by then), and sets maxmemory back to 0 at once, so that no
+    // write stays refused.
+    const evictFleetKey = async () => {
+      const info = async (...sections) => parseInfo(await redis.command('INFO', ...sections));
+      const { db0 = '' } = await info('keyspace');
+      const pttl = await redis.command('PTTL', fleetKey);
+      if (!/(^|,)expires=1(,|$)/.test(db0) || !(pttl > 0)) {
+        throw new Error(`evicted: the fleet's key must be the only key with a TTL (db0: ${db0 || 'no keys'}; PTTL ${fleetKey}: ${pttl})`);
+      }
+      const before = Number((await info('stats')).evicted_keys);
+      const started = performance.now();
+      let limit = null;
+      let used = null;
+      evictedAt = clock.t();
+      try {
+        for (;;) {
+          const now = await info('stats', 'memory');
+          if (Number(now.evicted_keys) > before) return { used, evicted: Number(now.evicted_keys) - before, ms: Math.round(performance.now() - started) };
+          if (performance.now() - started > EVICTION_TIMEOUT_MS) {
+            throw new Error(`evicted: evicted_keys still ${now.evicted_keys} ${EVICTION_TIMEOUT_MS} ms after maxmemory was lowered to ${limit} (used_memory ${now.used_memory}, policy ${EVICTION_POLICY})`);
+          }
+          // (again) below what is in use now: a client's buffers freed since may have left it above
+          if (limit === null || Number(now.used_memory) <= limit) {
+            used = Number(now.used_memory);
+            limit = Math.max(1, used - EVICTION_MARGIN);
+            await redis.command('CONFIG', 'SET', 'maxmemory', String(limit));
+            continue; // the CONFIG SET evicted, or the next command does
+          }
+          await sleep(EVICTION_POLL_MS);
+        }
+      } finally {
+        await redis.command('CONFIG', 'SET', 'maxmemory', '0'); // no more evictions: the nodes write the state anew
+      }
+    };
+
     const ACTIONS = {
       hold: () => FLEET.names.slice(0, FLEET.first).forEach(spawnNode),
       'scale-up': () => FLEET.names.slice(FLEET.first).forEach(spawnNode),
@@ -162,12 +228,13 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
       },
       kill: () => killNode(FLEET.victim),
       evicted: async () => {
-        const key = `{spend-sentinel:${FLEET_BUDGET.fleet.name}}`;
-        const fillers = await fillUntilEvicted(redis, key);
-        await redis.command('CONFIG', 'SET', 'maxmemory', '0'); // no more evictions: the nodes write the state anew
-        print(`           the fleet's key was evicted after ${fillers} filler keys (maxmemory 8mb, allkeys-random)`);
+        const { used, evicted, ms } = await evictFleetKey();
+        print(evictionLines({ policy: EVICTION_POLICY, usedKb: Math.round(used / 1024), evicted, ms }));
       },
-      'redis-paused': () => redis.pause(),
+      'redis-paused': () => {
+        pausedAt = clock.t(); // before the SIGSTOP: every lapse after it counts
+        redis.pause();
+      },
       'redis-back': () => redis.resume(),
       restore: () => {
         restoredEpoch = performance.timeOrigin + performance.now(); // before it answers again
@@ -175,8 +242,24 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
       },
     };
 
-    const live = () => [...nodes.values()].filter((n) => n.killedAt === null && n.latest);
+    const running = () => [...nodes.values()].filter((n) => n.killedAt === null);
+    const live = () => running().filter((n) => n.latest);
     const exposure = () => [...nodes.values()].reduce((sum, n) => sum + n.afterCut, 0);
+    // leased, its grant within `tolerance` (a fraction) of pool / n
+    const leasedWith = (n, tolerance) => (node) =>
+      node?.latest?.mode === 'leased' && Math.abs(node.latest.grantUnits - pool / n) <= tolerance * (pool / n) + 1e-9;
+    // What each phase waits for (its text: plan.mjs), judged on the reports the samples show.
+    const UNTIL = {
+      hold: () => FLEET.names.slice(0, FLEET.first).every((name) => leasedWith(FLEET.first, 0)(nodes.get(name))),
+      'scale-up': () => FLEET.names.every((name) => leasedWith(FLEET.names.length, FLEET.shareTolerance)(nodes.get(name))),
+      cut: () => nodes.get(FLEET.victim).afterCut >= FLEET.cutUnits,
+      kill: () => true, // the action waited for the exit
+      evicted: () => running().every((n) => n.held === true && n.heldAt >= evictedAt),
+      'redis-paused': () => running().every((n) => n.latest?.mode === 'floor' && n.lapsedAt !== null && n.lapsedAt >= pausedAt),
+      'redis-back': () => true,
+      restore: () => running().every((n) => n.latest?.status === 'ready' && n.held === false && leasedWith(running().length, FLEET.shareTolerance)(n)),
+    };
+
     const chart = setInterval(() => {
       const t = clock.t();
       series.unverified.push([t, live().reduce((sum, n) => sum + n.latest.unverified, 0)]);
@@ -184,17 +267,7 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
     }, CHART_MS);
     cleanups.push(() => clearInterval(chart));
 
-    clock.start();
-    const starts = new Map();
-    for (let tick = 0; tick * SAMPLE_MS <= total * 1000 && !failure; tick += 1) {
-      await sleepUntil(clock.stamp((tick * SAMPLE_MS) / 1000));
-      const phase = plan.find((p) => p.start * 1000 === tick * SAMPLE_MS);
-      if (phase) {
-        starts.set(phase.name, clock.t());
-        print(fleetPhaseLine(clock.t(), phase));
-        await ACTIONS[phase.name]();
-        if (cutAt !== null && phase.name !== 'cut') print(`           exposure so far: ${exposure()} units after the cut (b = ${FLEET.b})`);
-      }
+    const sample = ({ unlessShown = false } = {}) => {
       const cells = FLEET.names.map((name) => {
         const n = nodes.get(name);
         if (!n) return { mode: null };
@@ -202,8 +275,40 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
         if (!n.latest) return { mode: 'connecting', grant: 0, status: 'starting' };
         return { mode: n.latest.mode, grant: n.latest.grantUnits, status: n.latest.status };
       });
-      print(fleetSampleLine(clock.t(), cells, live().reduce((sum, n) => sum + n.latest.unverified, 0)));
+      const line = fleetSampleLine(clock.t(), cells, live().reduce((sum, n) => sum + n.latest.unverified, 0));
+      if (!(unlessShown && line === printed)) print(line); // the same line just printed shows it already
+    };
+    const states = () =>
+      [...nodes.values()]
+        .map((n) => {
+          if (n.killedAt !== null) return `${n.name} killed`;
+          if (!n.latest) return `${n.name} starting`;
+          return `${n.name} ${n.latest.mode} ${n.latest.grantUnits} ${n.latest.status}${n.held ? ' growth-held' : ''}`;
+        })
+        .join('; ');
+
+    clock.start();
+    const sampler = setInterval(() => sample(), SAMPLE_MS); // beside the phases' own samples
+    cleanups.push(() => clearInterval(sampler));
+    for (const phase of plan) {
+      const start = clock.t();
+      phases.push({ name: phase.name, start, end: null });
+      print(fleetPhaseLine(start, phase));
+      await ACTIONS[phase.name]();
+      if (cutAt !== null && phase.name !== 'cut') print(`           exposure so far: ${exposure()} units after the cut (b = ${FLEET.b})`);
+      // at least its length, and until its event (judged last, so the sample below shows it)
+      while (!failure && !(clock.t() >= start + phase.min && UNTIL[phase.name]())) {
+        if (clock.t() - start > PHASE_TIMEOUT_MS / 1000) {
+          fail(`phase '${phase.name}' still waits, ${PHASE_TIMEOUT_MS / 1000} s after its start, for: ${phase.until ?? 'its length'}; nodes: ${states()}`);
+          break;
+        }
+        await sleep(POLL_MS);
+      }
+      if (failure) break;
+      sample({ unlessShown: true });
+      phases.at(-1).end = clock.t();
     }
+    clearInterval(sampler);
     if (failure) throw new Error(failure);
 
     // The end: load first (so nothing is refused by a closing node), then each node closes its
@@ -214,7 +319,8 @@ export async function runFleetDemo({ fast = false, out, plan: planOnly = false }
     await cleanup();
 
     const spent = exposure();
-    writeFileSync(svgPath, renderFleetTimeline({ total, plan, b: FLEET.b, pool, floor, nodes: [...nodes.values()].map((n) => ({ name: n.name, grants: n.grants, killedAt: n.killedAt })), series, starts }));
+    // the phases as they ran: their lengths are minimums, each also waited for its event
+    writeFileSync(svgPath, renderFleetTimeline({ total: phases.at(-1).end, plan: phases, b: FLEET.b, pool, floor, nodes: [...nodes.values()].map((n) => ({ name: n.name, grants: n.grants, killedAt: n.killedAt })), series }));
     print(fleetSummaryLines({
       nodes: [...nodes.values()].map((n) => ({
         name: n.name,
@@ -257,6 +363,6 @@ async function stopNode(node) {
   clearTimeout(timer);
 }
 
-function sleepUntil(stamp) {
-  return new Promise((done) => setTimeout(done, Math.max(0, stamp - performance.now())));
+function sleep(ms) {
+  return new Promise((done) => setTimeout(done, ms));
 }

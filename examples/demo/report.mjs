@@ -121,7 +121,8 @@ export function summaryLines(nodes, svgPath, extra = []) {
 // ---- The fleet story (`--fleet`) ----------------------------------------------------------------
 // Every line ≤ 100 columns (longer texts wrap, continuation lines indented):
 //   == <t>s  <phase>: <what happens>                      a phase starts (t: 2 decimals)
-//   <t> │ <mode> <grant> <status> │ … │ <Σ>                 a sample every 0.5 s, one cell per node:
+//   <t> │ <mode> <grant> <status> │ … │ <Σ>                 a sample every 0.5 s, and one when a phase's
+//                                                         event has come (its last); one cell per node:
 //        mode C connecting, F floor, L leased, ✕ killed, · not started; grant in units;
 //        status ready / degraded / not_ready; Σ = unverified units of the live nodes
 //        ↳ <node>  <from> → <to>  at <t>s, grant <g>          a node's fleet mode changed
@@ -146,11 +147,17 @@ export function wrap(text, { first = '', rest = '  ', width = WIDTH } = {}) {
 
 const grantText = (g) => (g === null || g === undefined ? '—' : Number.isInteger(g) ? String(g) : g.toFixed(1));
 
+/** `plan`: [{ name, min, note, until }] (see plan.mjs fleetPlan): minimum lengths, and what each phase waits for. */
 export function fleetPlanLines(plan) {
-  const total = plan.at(-1).end;
+  const total = plan.reduce((sum, p) => sum + p.min, 0);
+  const rest = ' '.repeat(15);
   return [
-    ...wrap(`fleet story (${total.toFixed(1)} s): ${plan.map(span).join(' · ')}`, { rest: '    ' }),
-    ...plan.flatMap((p) => wrap(p.note, { first: `  ${p.name.padEnd(12)} `, rest: ' '.repeat(15) })),
+    ...wrapItems(plan.map((p) => `${p.name} ≥ ${p.min} s`), { first: `fleet story (at least ${total.toFixed(1)} s): `, rest: '    ', width: WIDTH - 2 }), // room for the ' ·'
+    '  (each phase: at least its length, and until its event below; then a sample shows it)',
+    ...plan.flatMap((p) => [
+      ...wrap(p.note, { first: `  ${p.name.padEnd(12)} `, rest }),
+      ...wrap(p.until ? `waits for: ${p.until}` : 'waits for: its length only', { first: rest, rest: `${rest}  ` }),
+    ]),
   ];
 }
 
@@ -188,6 +195,13 @@ export const modeLine = (t, name, from, to, grant) => `         ↳ ${name}  ${f
 
 export const heldLine = (t, name, held) =>
   held ? `         ↳ ${name}  growth held  at ${secs(t, 2)}: the fleet's state was lost` : `         ↳ ${name}  growth allowed  at ${secs(t, 2)}`;
+
+/** The eviction, as the 'evicted' phase saw it: `usedKb` in use when maxmemory was lowered. */
+export const evictionLines = ({ policy, usedKb, evicted, ms }) =>
+  wrap(
+    `the fleet's key was evicted (${policy}: the only key with a TTL) when maxmemory was lowered below the ${usedKb} kB in use (evicted_keys +${evicted} after ${ms} ms); maxmemory is 0 again`,
+    { first: ' '.repeat(11), rest: ' '.repeat(11) },
+  );
 
 export const fleetEndLine = (t) => `== ${secs(t, 2)}  end of the story: load stopped; nodes closed (grants released); authority, Redis stopped`;
 
