@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { FRAMEWORKS, request } from './helpers/frameworks.mjs';
 import { catchError, deferred, fastOptions, held, recordTransitions, scriptedAuthority, sentinelPool, sequence } from './helpers/wait.mjs';
 import { byLabel, crossCheck, readExposition } from './helpers/exposition.mjs';
-import { crossCheckOpenMetrics, readOpenMetrics } from './helpers/openmetrics.mjs';
+import { crossCheckOpenMetrics, readOpenMetrics, referencePython } from './helpers/openmetrics.mjs';
 
 const require = createRequire(import.meta.url);
 const { Sentinel } = require('spend-sentinel');
@@ -106,11 +106,13 @@ describe('holds, names and releases', () => {
     assert.equal(sentinel.readiness().reason, 'verified');
   });
 
-  test('the OpenMetrics rendering shows the same gauge', async () => {
+  test('the OpenMetrics rendering shows the same gauge', async (t) => {
     const { sentinel } = await startReady();
     sentinel.hold('warming');
     const text = sentinel.metrics({ format: 'openmetrics' });
-    crossCheckOpenMetrics(text, readOpenMetrics(text));
+    const families = readOpenMetrics(text); // the strict reader always; Python's where installed
+    if (referencePython) crossCheckOpenMetrics(text, families);
+    else t.diagnostic('prometheus_client is not installed: the strict reader only');
     assert.ok(text.split('\n').includes('spend_sentinel_holds{name="warming"} 1'), text);
   });
 
@@ -220,7 +222,7 @@ describe('logs', () => {
     assert.equal(released.level, 'info');
     assert.deepEqual(Object.keys(released.obj).sort(), ['event', 'heldSeconds', 'name', 'openHolds']);
     assert.deepEqual([released.obj.event, released.obj.name, released.obj.openHolds], ['spend_sentinel.hold_released', 'model-backend', 0]);
-    assert.ok(released.obj.heldSeconds >= 0.015 && released.obj.heldSeconds < 5, `heldSeconds ${released.obj.heldSeconds}`);
+    assert.ok(Number.isFinite(released.obj.heldSeconds) && released.obj.heldSeconds >= 0.015, `heldSeconds ${released.obj.heldSeconds}: held 20 ms at least`);
 
     await transitions.waitFor({ to: 'ready' }, { from: 2 });
     const moves = lines.filter((l) => l.obj.event === 'spend_sentinel.transition').map((l) => [l.level, l.obj.to, l.obj.reason]);
