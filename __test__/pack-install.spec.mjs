@@ -3,7 +3,8 @@
 // platform package as an optional dependency at its own version, and — installed with the platform
 // package into a fresh project outside this checkout — loads through `require` and `import` at
 // every entry point, runs its bin, and type-checks with the consumer's own `tsc`. Installed
-// without the platform package, it says what to install.
+// without the platform package, it says what to install or build (the build itself, a third Rust
+// build, is `npm run test:release`: __test__/release/build-from-source.spec.mjs).
 //
 // Needs npm and the registry (or npm's cache) for express, fastify, prom-client, typescript and
 // @types/*, at the versions of package-lock.json. Needs the built addon
@@ -16,18 +17,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCommand } from './helpers/wait.mjs';
+import { BUILD_FROM_SOURCE, INSTALL_TIMEOUT_MS, STEP_TIMEOUT_MS, binaryName, childEnv, describeRun, installWithoutPlatformPackage, mustRun, packRelease, pkg, platformPkg, root, run } from './helpers/pack.mjs';
 import { PUBLIC_API, INTERNAL } from './helpers/public-api.mjs';
 import { posixJoin, relativeLinks } from './helpers/markdown-links.mjs';
 import { glibcVersionsNeeded, sha256, versionAtMost } from './helpers/elf.mjs';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
 const fixtures = fileURLToPath(new URL('fixtures/pack-consumer/', import.meta.url));
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
-const platformDir = join(root, 'npm', 'linux-x64-gnu');
-const platformPkg = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'));
-const binaryName = `${pkg.napi.binaryName}.linux-x64-gnu.node`;
 
 /** The package's entry points as users name them: `spend-sentinel`, `spend-sentinel/express`, … */
 const ENTRY_POINTS = Object.keys(pkg.exports)
@@ -36,14 +32,6 @@ const ENTRY_POINTS = Object.keys(pkg.exports)
 
 const require = createRequire(import.meta.url);
 const { MIN_GLIBC } = require('../js/native-error.js');
-/** The one command docs/platforms.md gives for building from source (the first sh line naming it). */
-const BUILD_FROM_SOURCE = /^(npx spend-sentinel build-from-source)\b/m.exec(readFileSync(join(root, 'docs', 'platforms.md'), 'utf8'))?.[1];
-assert.ok(BUILD_FROM_SOURCE, 'docs/platforms.md gives the build-from-source command on a line of its own');
-
-const INSTALL_TIMEOUT_MS = 100_000;
-/** A release build with one job, on a busy machine: a few minutes, bounded generously. */
-const BUILD_TIMEOUT_MS = 900_000;
-const STEP_TIMEOUT_MS = 30_000;
 
 /** What the consumer installs besides the two tarballs, at the versions this repository locks. */
 const CONSUMER_DEPS = ['express', 'fastify', 'prom-client', 'typescript', '@types/node', '@types/express'];
@@ -61,32 +49,6 @@ const ALLOWED = [
   // The Rust sources, for `npx spend-sentinel build-from-source` on platforms without a prebuilt binary.
   /^Cargo\.(toml|lock)$/, /^build\.rs$/, /^src\/([a-z_]+\/)*[a-z_]+\.(rs|lua)$/,
 ];
-
-/** Environment of the child processes: nothing that points module resolution or the loader elsewhere. */
-function childEnv() {
-  const env = { ...process.env };
-  for (const key of ['NODE_PATH', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT', 'NAPI_RS_NATIVE_LIBRARY_PATH', 'NAPI_RS_FORCE_WASI', 'NAPI_RS_WASI_FLAVOR']) {
-    delete env[key];
-  }
-  return env;
-}
-
-/**
- * Runs `cmd args` in `cwd` (its own process group, so a timeout ends npm's children too).
- * Resolves { code, signal, stdout, stderr, timedOut }; never rejects on a non-zero exit.
- */
-function run(cmd, args, { cwd, timeoutMs = STEP_TIMEOUT_MS } = {}) {
-  return runCommand(cmd, args, { cwd, env: childEnv(), timeoutMs, group: true });
-}
-
-const describeRun = (what, r) =>
-  `${what}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''}${r.timedOut ? ', killed after its timeout' : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
-
-async function mustRun(what, cmd, args, opts) {
-  const r = await run(cmd, args, opts);
-  assert.equal(r.code, 0, describeRun(what, r));
-  return r;
-}
 
 /** Relative specifiers a packed file loads: `require('./x')` in JS, `from '../x'` / `import('./x')` in typings. */
 function relativeImports(text) {
@@ -142,13 +104,7 @@ describe('the packed package, installed into a new project', () => {
 
       // The release's own tarballs: the platform package (npm/linux-x64-gnu plus the built
       // binary) and the main package with its optionalDependencies.
-      const release = await mustRun(
-        'npm run release:local -- --no-build',
-        process.execPath,
-        [join(root, 'scripts', 'release-local.mjs'), '--no-build', '--json', '--out', tarballs],
-        { cwd: root },
-      );
-      ({ main, platform } = JSON.parse(release.stdout));
+      ({ main, platform } = await packRelease(tarballs));
       for (const report of [main, platform]) report.paths = report.files.map((f) => f.path).sort();
       unpacked = join(tmp, 'unpacked');
       mkdirSync(unpacked);
@@ -377,14 +333,7 @@ describe('the packed package, installed into a new project', () => {
   let bare; // a consumer with the main tarball only, made by the next test
   test('installed without the platform package (--omit=optional), require and import say what to install or build', { timeout: INSTALL_TIMEOUT_MS + 2 * STEP_TIMEOUT_MS }, async () => {
     bare = join(tmp, 'bare-consumer');
-    mkdirSync(bare);
-    writeFileSync(join(bare, 'package.json'), `${JSON.stringify({ name: 'bare-consumer', version: '1.0.0', private: true }, null, 2)}\n`);
-    const installed = await mustRun(
-      'npm install --omit=optional of the main tarball',
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', main.tarball],
-      { cwd: bare, timeoutMs: INSTALL_TIMEOUT_MS },
-    );
+    const installed = await installWithoutPlatformPackage(bare, main.tarball);
     assert.ok(!existsSync(join(bare, 'node_modules', platformPkg.name)), `${platformPkg.name} is not installed`);
     assert.doesNotMatch(installed.stderr, /\bERR!/, 'npm install reported no error');
 
@@ -410,22 +359,39 @@ describe('the packed package, installed into a new project', () => {
     }
   });
 
-  test('docs/platforms.md\'s build-from-source command, run in that consumer, builds a binary the package then loads', { timeout: BUILD_TIMEOUT_MS + STEP_TIMEOUT_MS }, async () => {
+  // build-from-source without a third Rust build (that one is `npm run test:release`): the tarball
+  // holds every file the tested build compiled, byte for byte, and the command, with a stand-in
+  // cargo, builds the shipped manifest and installs what cargo made where the loader finds it.
+  test('the tarball ships every file the tested build compiled (cargo dep-info), byte for byte, with Cargo.toml and Cargo.lock', () => {
+    const depInfo = readdirSync(join(root, 'target'), { recursive: true })
+      .filter((f) => f.endsWith('libspend_sentinel.d') && f.includes('release'))
+      .map((f) => join(root, 'target', f))
+      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+    assert.ok(depInfo, 'the release build left its dep-info (target/**/release/libspend_sentinel.d)');
+    const compiled = [...new Set(readFileSync(depInfo, 'utf8').split(/\s+/).filter((f) => f.startsWith(root) && !f.endsWith(':')))].map((f) => f.slice(root.length));
+    assert.ok(compiled.includes('src/lib.rs') && compiled.some((f) => f.endsWith('.lua')), `dep-info lists the sources: ${compiled.slice(0, 5)}`);
+    for (const file of [...compiled, 'Cargo.toml', 'Cargo.lock', 'build.rs']) {
+      assert.ok(main.paths.includes(file), `${file} (compiled by the tested build) is in the tarball`);
+      assert.ok(readFileSync(join(unpacked, 'package', file)).equals(readFileSync(join(root, file))), `${file} is shipped as compiled`);
+    }
+  });
+
+  test("docs/platforms.md's build-from-source command, with a stand-in cargo: builds the shipped manifest --locked, installs the library, the package loads it", async () => {
     assert.ok(bare, 'the consumer without the platform package was installed (previous test)');
+    const log = join(tmp, 'stand-in-cargo.log');
+    const env = { ...childEnv(), CARGO: join(fixtures, '..', 'stand-in-cargo.mjs'), STAND_IN_CARGO_LOG: log, STAND_IN_CARGO_BINARY: join(root, binaryName) };
+    delete env.CARGO_TARGET_DIR;
     const [cmd, ...args] = BUILD_FROM_SOURCE.split(' ');
-    const env = childEnv();
-    delete env.CARGO_TARGET_DIR; // the command's own temporary build directory, as a user gets it
-    env.CARGO_BUILD_JOBS = '1'; // leave a core to the tests running beside it
-    const built = await runCommand(cmd, args, { cwd: bare, env, timeoutMs: BUILD_TIMEOUT_MS, group: true });
-    assert.equal(built.code, 0, describeRun(BUILD_FROM_SOURCE, { ...built, stderr: built.stderr.slice(-4000) }));
-    assert.ok(existsSync(join(bare, 'node_modules', 'spend-sentinel', 'spend-sentinel.from-source.node')), 'the build is installed in the package');
-    const script = `
-      const { Sentinel, computeBudget } = require('spend-sentinel');
-      const s = new Sentinel({ budget: { unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 }, authority: { inspect: async () => 'valid' } });
-      s.close().then(() => console.log(JSON.stringify(computeBudget({ unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 }))));`;
-    const r = await mustRun('node -e require spend-sentinel (built from source)', process.execPath, ['-e', script], { cwd: bare });
-    const budget = JSON.parse(r.stdout);
-    assert.equal(budget.nodeBudgetUnits, 100);
-    assert.equal(budget.staleWindowSeconds, 5);
+    const built = await run(cmd, args, { cwd: bare, env });
+    assert.equal(built.code, 0, describeRun(BUILD_FROM_SOURCE, built));
+    const installedPackage = join(bare, 'node_modules', 'spend-sentinel');
+    const calls = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    assert.equal(calls.length, 1, 'one cargo build');
+    assert.deepEqual(calls[0].args, ['build', '--release', '--locked', '--lib', '--manifest-path', join(installedPackage, 'Cargo.toml')]);
+    assert.ok(!existsSync(calls[0].targetDir), 'its own temporary build directory, removed afterwards');
+    assert.ok(readFileSync(join(installedPackage, 'spend-sentinel.from-source.node')).equals(readFileSync(join(root, binaryName))), 'installed where the loader looks');
+    const script = `const { computeBudget } = require('spend-sentinel'); console.log(JSON.stringify(computeBudget({ unverifiedUnits: 200, maxUnitsPerSecond: 20, nodes: 2 })));`;
+    const r = await mustRun('node -e require spend-sentinel (the from-source build)', process.execPath, ['-e', script], { cwd: bare });
+    assert.equal(JSON.parse(r.stdout).staleWindowSeconds, 5);
   });
 });
