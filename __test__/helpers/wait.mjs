@@ -1,8 +1,12 @@
 // Shared helpers for the spend-sentinel node:test suites.
 //
 // Synchronisation rule: tests wait for an *event* (an inspect call, a transition, a promise) with a
-// generous upper bound (`withTimeout`). A plain timer (`quietPeriod`) is used only to assert that
-// something does NOT happen.
+// generous upper bound (`withTimeout`): the bound only ends a hang, so a slow machine makes a test
+// slower, never red. Two plain timers exist, neither of which waits for something to happen:
+// `quietPeriod` asserts that something does NOT happen meanwhile, and `untilPast` lets a moment of
+// real time pass (every stale window has closed) before counting what happened up to it; being
+// late is harmless to both. No assertion bounds how long something took from above: a duration's
+// upper bound is a rule of the code, tested on fake time (the Rust `Clock`, `mock.timers`).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -37,6 +41,15 @@ export function withTimeout(promise, ms, label) {
 /** ONLY for asserting absence ("nothing happens during the next `ms`"), never to wait for something. */
 export function quietPeriod(ms) {
   return sleep(ms);
+}
+
+/**
+ * Resolves once `clock()` (ms; `now` by default, or e.g. the fleet helpers' `epoch`) is past
+ * `deadline`: for a fact about time itself (every window that could be open then has closed),
+ * never to wait for an event. Later than asked is always correct.
+ */
+export async function untilPast(deadline, clock = now) {
+  while (clock() <= deadline) await sleep(Math.max(1, deadline - clock() + 1));
 }
 
 export function deferred() {
