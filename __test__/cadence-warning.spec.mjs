@@ -49,8 +49,8 @@ describe('a default cadence that asks more than once a second makes one warn lin
     });
     assert.equal(line.fields.callsPerSecond, windowFigures(budget).node.callsPerSecond, 'the calculator prints the same rate');
     assert.match(line.message, /^spend-sentinel: the default refresh cadence asks the authority up to 1\.25 times a second \(a pause of 600–1000 ms after each refresh, for a 2 s stale window\); a window of at least 2\.5 s keeps it to one call a second: raise budget\.unverifiedUnits or lower budget\.maxUnitsPerSecond/);
-    // Once: refreshes go on, no second line.
-    await auth.call(2);
+    // Once: refreshes go on, no second line. (Two pauses of up to 1 s: a bound that ends a hang.)
+    await auth.call(2, 20_000);
     assert.equal(log.cadence().length, 1);
   });
 

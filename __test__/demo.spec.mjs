@@ -24,6 +24,13 @@
 //             the sentinel's counters: refunded F, overage O, reserved H
 //   timeline: <path of the SVG>
 // A line belongs to the phase whose "==" line was printed last before it.
+//
+// Timing: the story plays on real time, so what it printed is checked for order (what happened in
+// which phase), for rules that hold at any speed (an evidence_too_old node's evidence is at least
+// w old, a degraded one's younger) and for the drawing agreeing with the printed figures; never
+// for how soon something followed something else. That the cutoff comes at the very moment the
+// evidence is w old is tested on fake time (src/refresher/cadence_tests.rs,
+// the_change_to_not_ready_is_reported_the_moment_the_window_runs_out_with_no_refresh_near_it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,7 +43,6 @@ import { runCommand, runNode } from './helpers/wait.mjs';
 const root = fileURLToPath(new URL('../', import.meta.url));
 const NODES = ['node-a', 'node-b'];
 const WINDOW = 5; // seconds: the seed example's stale window
-const MAX_REFRESH_GAP = 2.5; // seconds: the default maxIntervalMs for a 5 s window
 // Generous: the fast story takes ~24 s.
 const RUN_TIMEOUT_MS = 120_000;
 
@@ -191,26 +197,25 @@ for (const node of NODES) {
     assert.equal(key(restored.at(-1)), 'ready/verified', `${node} is ready when the streams phase starts`);
   });
 
-  test(`${node}: cut off when its evidence is 5 s old, with at most its 100 units admitted unverified`, () => {
+  test(`${node}: cut off during the silence, when its evidence is 5 s old`, () => {
     const seen = story.seen[node];
-    const silentAt = story.phases.find((p) => p.name === 'silent').t;
-    // The exact moment, from the transition (onTransition runs within 50 ms of it).
+    // The transition, printed after the silence began and before it ended.
     const cut = seen.find((s) => s.kind === 'transition' && s.phase === 'silent' && s.status === 'not_ready');
     assert.ok(cut, `${node} went not_ready while the authority was silent\n${failure()}`);
-    assert.ok(cut.age >= 4.8 && cut.age <= 5.2, `${node} cut off at evidence age ${cut.age} s, expected ~${WINDOW} s`);
-    // From the silence: the last answered refresh was sent 0–2.5 s before it, so w − 2.5 … w.
-    const afterSilence = cut.t - silentAt;
-    assert.ok(afterSilence >= WINDOW - MAX_REFRESH_GAP - 0.3 && afterSilence <= WINDOW + 0.5, `${node} cut off ${afterSilence} s after the silence`);
-    // Measured by the authority (when it last answered this node), independently of the sentinel.
-    const { afterLastValid } = story.summary[node];
-    assert.ok(afterLastValid >= 4.8 && afterLastValid <= 5.3, `${node} cut off ${afterLastValid} s after the last answered refresh`);
+    assert.equal(cut.reason, 'evidence_too_old');
+    // Not before the window ran out, on the sentinel's own clock (ages print with 2 decimals, and
+    // one of at least 5.000 s prints at least 5.00).
+    assert.ok(cut.age >= WINDOW, `${node} cut off at evidence age ${cut.age} s, before the ${WINDOW} s window ran out`);
+    // The authority's account: it last answered this node before the silence, and the cut came after.
+    const { afterSilence, afterLastValid } = story.summary[node];
+    assert.ok(afterSilence >= 0 && afterLastValid > afterSilence, `${node}: cut ${afterSilence} s into the silence, ${afterLastValid} s after the last answered refresh`);
     // The samples agree: degraded while younger than w, evidence_too_old from w on.
     const silent = seen.filter((s) => s.kind === 'sample' && s.phase === 'silent');
     // (ages print with 1 decimal: a degraded sample at 4.96 s shows 5.0)
     for (const s of silent.filter((x) => x.status === 'degraded')) assert.ok(s.age <= WINDOW, `${node} degraded at age ${s.age}`);
-    const firstOld = silent.find((s) => s.reason === 'evidence_too_old');
-    assert.ok(firstOld, `${node}: a sample shows evidence_too_old during the silence`);
-    assert.ok(firstOld.age >= WINDOW && firstOld.age <= WINDOW + 0.5 + 0.2, `${node} first evidence_too_old sample at age ${firstOld.age}`);
+    const old = silent.filter((s) => s.reason === 'evidence_too_old');
+    assert.ok(old.length > 0, `${node}: a sample shows evidence_too_old during the silence`);
+    for (const s of old) assert.ok(s.age >= WINDOW, `${node} evidence_too_old at age ${s.age}`);
   });
 
   test(`${node}: unverified units never above the node budget (while it streams: plus the overage it recorded)`, () => {
@@ -223,8 +228,9 @@ for (const node of NODES) {
     }
     const { max, budget, admitted, refused } = story.summary[node];
     assert.equal(budget, 100);
-    assert.ok(max <= budget, `${node} peak ${max}/${budget}`);
-    assert.ok(max >= 80, `${node} peak ${max}: at 20 units/s the silence nearly spends the budget`);
+    // (How near the silence brings the peak to the budget depends on how many of the 20 requests a
+    // second the process got to serve in time: not checked.)
+    assert.ok(max <= budget && max > 0, `${node} peak ${max}/${budget}`);
     assert.ok(admitted > 0 && refused > 0, `${node} admitted ${admitted}, refused ${refused}`);
   });
 }
@@ -294,7 +300,9 @@ test('the SVG: every status band’s reason is in the legend, as "status: reason
 test('the SVG: a time axis ticked every second, and w marked from the last answered refresh to not_ready', () => {
   const byId = svgById();
   const scale = timeScale(byId);
-  const total = story.phases.find((p) => p.name === 'end').t;
+  // The axis spans the planned story (the header's "story (T s)"), whatever time it took to play.
+  const total = Number(/^story \((\d+(?:\.\d+)?) s\)/m.exec(run.stdout)?.[1]);
+  assert.ok(total > 0, `the planned story length in the header\n${failure()}`);
   assert.ok(byId.get('time-axis').line.length - 1 >= Math.floor(total) + 1, 'a tick every second (plus the axis line)');
   const silentAt = story.phases.find((p) => p.name === 'silent').t;
   for (const node of NODES) {
@@ -309,11 +317,14 @@ test('the SVG: a time axis ticked every second, and w marked from the last answe
     const answered = byId.get(`${node}-refreshes`).rect.filter((r) => r.class === 'refresh refresh-valid').map((r) => scale.t(Number(r.x) + Number(r.width) / 2));
     const lastBefore = answered.filter((t) => t < silentAt).at(-1);
     assert.ok(Math.abs(from - lastBefore) < 0.05, `${node}: window from ${from.toFixed(2)} s, last answered refresh at ${lastBefore?.toFixed(2)} s`);
-    // … and ends where the band turns not_ready.
+    // … and the band turns not_ready after it starts, where the demo first saw this node not_ready
+    // in the silence (a sample or the transition: the printed times have 1 or 2 decimals).
     const cut = byId.get(`${node}-status`).rect.find((r) => r.class === 'status status-not_ready' && scale.t(Number(r.x)) > silentAt);
     assert.ok(cut, `${node}: not_ready after the silence in the band`);
     const cutAt = scale.t(Number(cut.x));
-    assert.ok(Math.abs(cutAt - to) <= 0.3, `${node}: band not_ready at ${cutAt.toFixed(2)} s, window ends at ${to.toFixed(2)} s`);
+    const firstSeen = Math.min(...story.seen[node].filter((s) => s.phase === 'silent' && s.status === 'not_ready').map((s) => s.t));
+    assert.ok(cutAt > from, `${node}: band not_ready at ${cutAt.toFixed(2)} s, before the window starts at ${from.toFixed(2)} s`);
+    assert.ok(Math.abs(cutAt - firstSeen) <= 0.06, `${node}: band not_ready at ${cutAt.toFixed(2)} s, first seen not_ready at ${firstSeen} s`);
   }
 });
 
@@ -324,9 +335,11 @@ test('the SVG: every refused request is drawn, at the time and for the reason it
     const i = story.phases.findIndex((p) => p.name === name);
     return { from: story.phases[i].t, to: story.phases[i + 1].t };
   };
-  const LATE = MAX_REFRESH_GAP + 0.5; // a phase takes effect at the next refresh
-  const silences = [phase('silent'), phase('streams')];
-  const during = { evidence_too_old: silences, budget_exhausted: silences, invalid_credential: [phase('revoked')] };
+  // From the phase that causes a reason to the end of the one that follows it: a phase takes
+  // effect at a node's next refresh (the story shows each node recovered within that next phase).
+  const through = (first, next) => ({ from: phase(first).from, to: next ? phase(next).to : phase(first).to });
+  const silences = [through('silent', 'back'), through('streams')];
+  const during = { evidence_too_old: silences, budget_exhausted: silences, invalid_credential: [through('revoked', 'restored')] };
   for (const node of NODES) {
     const marks = byId.get(`${node}-refused`)?.rect ?? [];
     assert.equal(marks.length, story.summary[node].refused, `${node}: one mark per refused request`);
@@ -335,7 +348,7 @@ test('the SVG: every refused request is drawn, at the time and for the reason it
       const t = scale.t(Number(mark.x) + Number(mark.width) / 2);
       const when = during[mark['data-reason']];
       assert.ok(when, `${node}: refused for ${mark['data-reason']}`);
-      assert.ok(when.some((w) => t >= w.from - 0.1 && t <= w.to + LATE), `${node}: ${mark['data-reason']} refusal drawn at ${t.toFixed(2)} s`);
+      assert.ok(when.some((w) => t >= w.from - 0.1 && t <= w.to + 0.1), `${node}: ${mark['data-reason']} refusal drawn at ${t.toFixed(2)} s`);
     }
   }
 });

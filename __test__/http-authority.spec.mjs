@@ -28,7 +28,6 @@ const CREDENTIAL = `sk_test_${randomBytes(12).toString('hex')}`;
 const BUDGET = { unverifiedUnits: 200, maxUnitsPerSecond: 100 };
 const REFRESH = { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 300 };
 const WAIT_MS = 5000; // generous upper bound for anything awaited
-const TIMING_MARGIN_MS = 700; // slack on top of timeoutMs for scheduling on a loaded CI machine
 
 const VALID = reply.json(200, { capabilities: ['meter.requests', CAP] });
 const NOT_READY = (reason) => ({ status: 'not_ready', reason, httpStatus: 503 });
@@ -112,22 +111,26 @@ async function expectDenial(fake, behaviour, reason, overrides) {
 
 /**
  * Asserts that `behaviour` is judged indeterminate, both before any evidence and after a valid.
- * With `boundedByTimeout`, also measures that each such refresh ends within refresh.timeoutMs.
+ * With `boundedByTimeout` (an answer that never comes), also that it is judged so only once
+ * refresh.timeoutMs has passed: lower bounds from moments measured before the request was sent.
+ * That it is judged so right at timeoutMs is the refresh loop's rule, tested on fake time
+ * (src/refresher/cadence_tests.rs: a refresh that never answers is inconclusive at its timeout);
+ * here the hang ending at all, in an indeterminate outcome, is the event waited for.
  */
 async function expectIndeterminate(fake, behaviour, { boundedByTimeout = false, overrides } = {}) {
-  const { timeoutMs, maxIntervalMs } = REFRESH;
+  const { timeoutMs } = REFRESH;
 
   // 1. No evidence yet: two requests seen means the first answer was judged (refreshes never
   //    overlap), and it neither produced evidence nor a denial.
   fake.respondWith(behaviour);
+  const madeAt = performance.now(); // the first request is sent after this
   const sentinel = startSentinel(fake, overrides);
-  const [first, second] = await fake.waitForRequests(2);
+  const [, second] = await fake.waitForRequests(2);
   assert.deepEqual(sentinel.readiness(), NO_EVIDENCE);
   if (boundedByTimeout) {
-    // The second request can only start once the first was abandoned: after timeoutMs, plus a pause.
-    const gap = second.at - first.at;
-    assert.ok(gap <= timeoutMs + maxIntervalMs + TIMING_MARGIN_MS, `next refresh after ${gap.toFixed(0)} ms`);
-    assert.ok(gap >= timeoutMs / 2, `refresh ended after ${gap.toFixed(0)} ms, before the answer could time out`);
+    // The second request can only start once the first was abandoned, timeoutMs after it was sent.
+    const after = second.at - madeAt;
+    assert.ok(after >= timeoutMs, `the second request came ${after.toFixed(0)} ms after the sentinel was made: the first ended before timeoutMs ${timeoutMs}`);
   }
 
   // 2. Evidence arrives.
@@ -137,13 +140,15 @@ async function expectIndeterminate(fake, behaviour, { boundedByTimeout = false, 
   // 3. The same answer after a valid keeps the evidence: degraded, still HTTP 200.
   fake.respondWith(behaviour);
   const judged = await fake.nextRequest(); // the first request that gets `behaviour`
-  const { readiness, at, seen } = await waitForReadiness(sentinel, { status: 'degraded' });
+  const { readiness, seen } = await waitForReadiness(sentinel, { status: 'degraded' });
   assert.deepEqual(pick(readiness, DEGRADED), DEGRADED, `seen: ${seen.join(' → ')}`);
   assert.equal(typeof readiness.evidenceAgeSeconds, 'number');
+  assert.ok(judged, 'the behaviour was served');
   if (boundedByTimeout) {
-    const took = at - judged.at;
-    assert.ok(took <= timeoutMs + TIMING_MARGIN_MS, `indeterminate only after ${took.toFixed(0)} ms (timeoutMs ${timeoutMs})`);
-    assert.ok(took >= timeoutMs / 2, `indeterminate after ${took.toFixed(0)} ms, before the answer could time out`);
+    // The sentinel's own clock: the evidence is the last valid refresh, sent before the request
+    // that hung, which degrades it only timeoutMs after it was sent (ages are whole ms).
+    const age = readiness.evidenceAgeSeconds;
+    assert.ok(age >= timeoutMs / 1000 - 0.0005, `degraded at evidence age ${age} s: the hung request was judged before timeoutMs ${timeoutMs}`);
   }
   return sentinel;
 }

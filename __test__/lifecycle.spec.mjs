@@ -25,6 +25,8 @@ import {
 const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 const READINESS_KEYS = ['evidenceAgeSeconds', 'httpStatus', 'reason', 'status'];
+/** evidenceAgeSeconds is whole milliseconds, rounded: half a millisecond either way. */
+const AGE_ROUNDING_S = 0.0005;
 const EVENT_KEYS = ['evidenceAgeSeconds', 'from', 'reason', 'to'];
 /** Window 10 s, node budget 1000, long refresh timeout: held refreshes stay in flight for the whole test. */
 const ROOMY = { budget: { unverifiedUnits: 1000, maxUnitsPerSecond: 100 }, refresh: { timeoutMs: 5000 } };
@@ -58,12 +60,13 @@ function assertReadiness(actual, status, reason, httpStatus) {
 
 describe('refresh scheduling', () => {
   test('the first refresh is not delayed by a large minIntervalMs', async () => {
+    // Window 1 h, pauses of 50 min: a first refresh that waited for a pause could not come within
+    // the bound below (which only ends a hang). When exactly it goes is tested on fake time
+    // (src/refresher/cadence_tests.rs: the first refresh goes at once).
     const auth = scriptedAuthority(held);
-    const t0 = now();
-    // window 10 s: minIntervalMs 5000 is allowed (6000 + 2000 < 10000)
-    pool.make(fastOptions(auth, { budget: ROOMY.budget, refresh: { minIntervalMs: 5000, maxIntervalMs: 6000, timeoutMs: 2000 } }));
-    const first = await auth.call(0, 1000);
-    assert.ok(first.startedAt - t0 < 1000, `first inspect after ${first.startedAt - t0} ms`);
+    const budget = { unverifiedUnits: 360_000, maxUnitsPerSecond: 100 };
+    pool.make(fastOptions(auth, { budget, refresh: { minIntervalMs: 3_000_000, maxIntervalMs: 3_000_000, timeoutMs: 2000 } }));
+    await auth.call(0, 60_000);
   });
 
   test('refreshes never overlap', async () => {
@@ -90,17 +93,20 @@ describe('readiness and whenReady', () => {
   });
 
   test('whenReady resolves with the readiness object once a valid answer arrives', async () => {
+    const madeAt = now(); // the evidence is the first refresh, sent after this
     const { auth, sentinel } = start(held);
     let settled = false;
-    const ready = sentinel.whenReady({ timeoutMs: 3000 }).finally(() => (settled = true));
+    // Its own timeout far away: only the valid answer can settle it within the quiet period.
+    const ready = sentinel.whenReady({ timeoutMs: 60_000 }).finally(() => (settled = true));
     const first = await auth.call(0);
     await quietPeriod(50);
     assert.equal(settled, false, 'whenReady must wait for a valid answer');
     first.release('valid');
-    const r = await withTimeout(ready, 4000, 'whenReady');
+    const r = await withTimeout(ready, 10_000, 'whenReady');
     assertReadiness(r, 'ready', 'verified', 200);
     assert.equal(typeof r.evidenceAgeSeconds, 'number');
-    assert.ok(r.evidenceAgeSeconds >= 0 && r.evidenceAgeSeconds < 1, `age ${r.evidenceAgeSeconds}`);
+    const sinceMade = (now() - madeAt) / 1000;
+    assert.ok(r.evidenceAgeSeconds >= 0 && r.evidenceAgeSeconds <= sinceMade + AGE_ROUNDING_S, `age ${r.evidenceAgeSeconds}, sentinel made ${sinceMade} s ago`);
     assert.equal(sentinel.status(), 'ready');
   });
 
@@ -115,22 +121,23 @@ describe('readiness and whenReady', () => {
   test('whenReady rejects with ERR_SPEND_SENTINEL_TIMEOUT while the authority stays indeterminate', async () => {
     const { auth, sentinel } = start('indeterminate');
     const t0 = now();
-    const err = await rejectionOf(sentinel.whenReady({ timeoutMs: 200 }), 3000, 'whenReady timeout');
+    const err = await rejectionOf(sentinel.whenReady({ timeoutMs: 200 }), 10_000, 'whenReady timeout');
     assert.ok(err instanceof Error);
     assert.equal(err.code, 'ERR_SPEND_SENTINEL_TIMEOUT');
     assert.ok(now() - t0 >= 180, `rejected after ${now() - t0} ms, before timeoutMs 200`);
-    assert.ok(auth.callCount >= 2, 'refreshes went on meanwhile');
+    await auth.nextCall(10_000); // refreshing goes on: whenReady's timeout stops nothing
     assertReadiness(sentinel.readiness(), 'not_ready', 'no_evidence', 503);
   });
 
   test('whenReady rejects with ERR_SPEND_SENTINEL_CLOSED when closed, also while pending', async () => {
     const { sentinel } = start(held);
-    const pending = sentinel.whenReady({ timeoutMs: 5000 });
+    const TIMEOUT = 5000;
+    const pending = sentinel.whenReady({ timeoutMs: TIMEOUT });
     sentinel.close();
-    const t0 = now();
-    const pendingErr = await rejectionOf(pending, 6000, 'pending whenReady after close');
-    assert.equal(pendingErr.code, 'ERR_SPEND_SENTINEL_CLOSED');
-    assert.ok(now() - t0 < 1000, 'a pending whenReady settles promptly on close, not at its own timeout');
+    // Nothing answers (held), so only close() or whenReady's own timeout can settle it; the bound
+    // is above that timeout, so one that waited for it shows as ERR_SPEND_SENTINEL_TIMEOUT.
+    const pendingErr = await rejectionOf(pending, 3 * TIMEOUT, 'pending whenReady after close');
+    assert.equal(pendingErr.code, 'ERR_SPEND_SENTINEL_CLOSED', 'settled by close(), not by its own timeout');
     const laterErr = await rejectionOf(sentinel.whenReady({ timeoutMs: 5000 }), 2000, 'whenReady after close');
     assert.equal(laterErr.code, 'ERR_SPEND_SENTINEL_CLOSED');
   });
@@ -183,12 +190,14 @@ describe('drain and close', () => {
 
 describe('transitions (onTransition)', () => {
   test('not_ready → ready with { from, to, reason, evidenceAgeSeconds }', async () => {
+    const madeAt = now(); // the evidence is the first refresh, sent after this
     const { auth, transitions } = start(held);
     (await auth.call(0)).release('valid');
     const event = await transitions.waitFor({ to: 'ready' });
     assert.deepEqual(Object.keys(event).sort(), EVENT_KEYS);
     assert.deepEqual({ from: event.from, reason: event.reason }, { from: 'not_ready', reason: 'verified' });
-    assert.ok(event.evidenceAgeSeconds >= 0 && event.evidenceAgeSeconds < 1, `age ${event.evidenceAgeSeconds}`);
+    const sinceMade = (event.at - madeAt) / 1000; // the age was taken before the event arrived
+    assert.ok(event.evidenceAgeSeconds >= 0 && event.evidenceAgeSeconds <= sinceMade + AGE_ROUNDING_S, `age ${event.evidenceAgeSeconds}, sentinel made ${sinceMade} s before`);
   });
 
   test('ready → degraded on an indeterminate answer', async () => {
@@ -201,25 +210,25 @@ describe('transitions (onTransition)', () => {
 
   test('degraded → not_ready when the window runs out, with no refresh completing near that moment', async () => {
     // Window 2 s. After 'valid' then 'indeterminate' the authority never answers, so refreshes end
-    // only by timeout (1.5 s): at ~1.56 s and ~3.1 s, far from the 2 s deadline.
+    // only by timeout (1.5 s): at ~1.56 s and ~3.1 s, away from the 2 s deadline. That the change
+    // is reported at the very moment the window runs out (the watcher's own timer, no refresh near
+    // it) is tested on fake time: src/refresher/cadence_tests.rs,
+    // the_change_to_not_ready_is_reported_the_moment_the_window_runs_out_with_no_refresh_near_it.
+    // Here: the event, its order and its lower bounds (not before the window ran out).
     const WINDOW_MS = 2000;
-    const { auth, sentinel, transitions } = start(sequence(['valid', 'indeterminate'], never), {
+    const madeAt = now(); // the evidence (the first refresh) was sent after this
+    const { sentinel, transitions } = start(sequence(['valid', 'indeterminate'], never), {
       budget: { unverifiedUnits: 200, maxUnitsPerSecond: 100 },
       refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 1500 },
     });
-    await transitions.waitFor({ to: 'ready' });
-    await transitions.waitFor({ from: 'ready', to: 'degraded' });
-    const evidenceSentBy = auth.calls[0].startedAt; // evidence time is the send, at or before this
-    const stale = await transitions.waitFor({ to: 'not_ready' }, { ms: WINDOW_MS + 2000 });
+    const ready = await transitions.waitFor({ to: 'ready' });
+    const degraded = await transitions.waitFor({ from: 'ready', to: 'degraded' });
+    const stale = await transitions.waitFor({ to: 'not_ready' }, { ms: 10 * WINDOW_MS });
     assert.deepEqual({ from: stale.from, reason: stale.reason }, { from: 'degraded', reason: 'evidence_too_old' });
-    const lateMs = stale.at - evidenceSentBy - WINDOW_MS;
-    assert.ok(lateMs <= 250, `arrived ${lateMs.toFixed(0)} ms after the window ran out (SPEC: within 50 ms)`);
-    assert.ok(
-      stale.evidenceAgeSeconds >= 2 && stale.evidenceAgeSeconds <= 2.25,
-      `evidenceAgeSeconds ${stale.evidenceAgeSeconds} should be ≈ the 2 s window`,
-    );
-    const nearby = auth.calls.filter((c) => c.startedAt > stale.at - 200 && c.startedAt <= stale.at);
-    assert.equal(nearby.length, 0, 'test design: no refresh completed just before the event');
+    const order = [ready, degraded, stale].map((e) => transitions.events.indexOf(e));
+    assert.deepEqual(order, [0, 1, 2], `ready, degraded, then not_ready: ${JSON.stringify(transitions.events)}`);
+    assert.ok(stale.evidenceAgeSeconds >= WINDOW_MS / 1000, `evidenceAgeSeconds ${stale.evidenceAgeSeconds}: reported before the 2 s window ran out`);
+    assert.ok(stale.at - madeAt >= WINDOW_MS, `arrived ${(stale.at - madeAt).toFixed(0)} ms after the sentinel was made, before the 2 s window could run out`);
     assertReadiness(sentinel.readiness(), 'not_ready', 'evidence_too_old', 503);
     assert.equal(sentinel.admit(1), false, 'no admission on evidence that is too old');
     for (let i = 1; i < transitions.events.length; i += 1) {
@@ -313,12 +322,20 @@ describe('inspect failures count as indeterminate', () => {
   });
 
   test('repeated indeterminate answers keep the evidence and never become a denial', async () => {
+    const madeAt = now(); // the evidence (the first refresh) was sent after this …
     const { auth, sentinel } = await startReady('indeterminate', { budget: ROOMY.budget });
     await auth.call(12);
+    const readFrom = now();
     const r = sentinel.readiness();
+    const readBy = now();
     assertReadiness(r, 'degraded', 'refresh_indeterminate', 200);
-    const expectedAge = (now() - auth.calls[0].startedAt) / 1000;
-    assert.ok(Math.abs(r.evidenceAgeSeconds - expectedAge) < 0.2, `age ${r.evidenceAgeSeconds} vs ≈${expectedAge.toFixed(3)}`);
+    // … and before its inspect call started: so the age read is within these measured bounds,
+    // and at least the time since call 0 began (the indeterminate answers did not renew it).
+    const [low, high] = [(readFrom - auth.calls[0].startedAt) / 1000, (readBy - madeAt) / 1000];
+    assert.ok(
+      r.evidenceAgeSeconds >= low - AGE_ROUNDING_S && r.evidenceAgeSeconds <= high + AGE_ROUNDING_S,
+      `age ${r.evidenceAgeSeconds}, expected within [${low.toFixed(4)}, ${high.toFixed(4)}]: the age of the first (valid) answer`,
+    );
     assert.equal(sentinel.admit(), true, 'degraded still admits');
   });
 });
@@ -410,6 +427,18 @@ describe('admission', () => {
 
 describe('process and worker lifetime without close()', () => {
   const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
+  /** A CommonJS script: ready, then nothing to do until a refresh 50 min away; no close(). */
+  const IDLE_CHILD = `
+    const { Sentinel } = require(${JSON.stringify(fileURLToPath(new URL('../binding.js', import.meta.url)))});
+    let calls = 0;
+    const s = new Sentinel({
+      budget: { unverifiedUnits: 360000, maxUnitsPerSecond: 100 },
+      refresh: { minIntervalMs: 3000000, maxIntervalMs: 3000000, timeoutMs: 2000 },
+      authority: { inspect: async () => { calls += 1; return 'valid'; } },
+    });
+    process.on('exit', () => console.log('inspect calls: ' + calls));
+    s.whenReady({ timeoutMs: 30000 }).then((r) => console.log(r.status));
+  `;
 
   const MODES = [
     ['ready, with a listener', 'ready'],
@@ -429,7 +458,7 @@ describe('process and worker lifetime without close()', () => {
   test('fresh processes whose first answer is immediate all see whenReady resolve (24 at once)', async () => {
     // Races between the first refresh and the start of the transition watcher show up only now
     // and then, so many fresh processes run side by side.
-    const children = await Promise.all(Array.from({ length: 24 }, () => runNode([CHILD, 'ready'], { timeoutMs: 30000 })));
+    const children = await Promise.all(Array.from({ length: 24 }, () => runNode([CHILD, 'ready'], { timeoutMs: 60_000 })));
     const failed = children.filter((c) => c.code !== 0 || c.stdout.trim() !== 'ready');
     assert.deepEqual(
       failed.map((c) => `exit ${c.code}: ${c.stderr.trim().split('\n')[0]}`),
@@ -438,11 +467,14 @@ describe('process and worker lifetime without close()', () => {
     );
   });
 
-  test('a child process exits without waiting for the next scheduled refresh (5-6 s away)', async () => {
-    const child = await runNode([CHILD, 'idle'], { timeoutMs: 15000 });
+  test('a child process exits without waiting for the next scheduled refresh (50 min away)', async () => {
+    // Window 1 h, pauses of 50 min: a child held by its pending refresh would still be running at
+    // the bound (which only ends a hang), and one let go only when that refresh ran would have
+    // made a second inspect call.
+    const child = await runNode(['-e', IDLE_CHILD], { timeoutMs: 60_000 });
+    assert.equal(child.timedOut, false, `the child did not exit by itself within 60 s: the pending refresh (50 min away) held the event loop; stdout: ${child.stdout}`);
     assert.equal(child.code, 0, `exit code ${child.code}; stderr: ${child.stderr}`);
-    assert.equal(child.stdout.trim(), 'ready');
-    assert.ok(child.elapsedMs < 4500, `child took ${child.elapsedMs.toFixed(0)} ms: the pending refresh held the event loop`);
+    assert.deepEqual(child.stdout.trim().split('\n'), ['ready', 'inspect calls: 1']);
   });
 
   test('a worker thread that creates a sentinel and ends exits by itself', async () => {

@@ -105,7 +105,7 @@ function assertWellFormed(rec) {
       assert.notEqual(line.obj.outcome, 'valid', 'a valid refresh is not logged');
       assert.equal(line.level, expectedRefreshLevel(line.obj.outcome), `level of refresh ${line.obj.outcome}`);
       assert.ok(line.msg.includes(line.obj.outcome), `message names the outcome: ${line.msg}`);
-      assert.ok(typeof line.obj.durationMs === 'number' && line.obj.durationMs >= 0 && line.obj.durationMs < 5000, `durationMs ${line.obj.durationMs}`);
+      assert.ok(Number.isFinite(line.obj.durationMs) && line.obj.durationMs >= 0, `durationMs ${line.obj.durationMs}`);
     }
   }
 }

@@ -4,8 +4,11 @@
 // evidence_too_old when the window runs out). Only an inconclusive refresh is a failure: a denial
 // is a definitive answer. Fast timings: window 1 s, pauses 20-40 ms, refresh timeout 300 ms.
 // The loop's timing behind the breaker (skips while open, timed-out refreshes tripping it like
-// failures, each failed trial doubling the wait) is tested on fake time in
-// src/refresher/cadence_tests.rs; these tests check the options and the JavaScript authority.
+// failures, each failed trial doubling the wait, no backoff without a breaker) is tested on fake
+// time in src/refresher/cadence_tests.rs; these tests check the options and the JavaScript
+// authority. Whether the breaker held refreshes back is read from the sentinel's own count of
+// refreshes skipped while it was open (cause breaker_open), not from gaps between calls; an
+// absence is checked on the calls' own start times, against a moment measured before the trip.
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -14,12 +17,16 @@ import {
   catchError,
   fastOptions,
   held,
+  now,
+  pollUntil,
   quietPeriod,
   recordTransitions,
   scriptedAuthority,
   sentinelPool,
   sequence,
+  untilPast,
 } from './helpers/wait.mjs';
+import { readExposition, valueOf } from './helpers/exposition.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
 
@@ -27,60 +34,67 @@ const pool = sentinelPool(Sentinel);
 afterEach(() => pool.closeAll());
 
 const BREAKER = Object.freeze({ failureThreshold: 2, openMs: 300 });
-/** Well above the largest pause (40 ms) plus scheduling noise, well below openMs 300. */
-const MAX_NORMAL_GAP_MS = 200;
+
+/** Refreshes the loop skipped without a call because the breaker was open. */
+const skippedWhileOpen = (sentinel) =>
+  valueOf(readExposition(sentinel.metrics()), 'spend_sentinel_refresh_indeterminate_total', { cause: 'breaker_open' });
+
+/** Waits until the loop has skipped a refresh because the breaker was open. */
+const untilSkipped = (sentinel) =>
+  pollUntil(() => skippedWhileOpen(sentinel) > 0, { ms: 10_000, label: 'a refresh skipped while the breaker is open' });
 
 /** A sentinel on a scripted authority with `refresh.breaker` (or none when `breaker` is undefined). */
-function start(behaviour, breaker, refresh = {}) {
+function start(behaviour, breaker, refresh = {}, budget = {}) {
   const auth = scriptedAuthority(behaviour);
   const refreshOptions = breaker === undefined ? { ...FAST_REFRESH, ...refresh } : { ...FAST_REFRESH, ...refresh, breaker };
-  const sentinel = pool.make({ ...fastOptions(auth), refresh: refreshOptions });
+  const sentinel = pool.make({ ...fastOptions(auth, { budget }), refresh: refreshOptions });
   const transitions = recordTransitions(sentinel);
   return { auth, sentinel, transitions };
 }
 
-/** Gaps (ms) between the starts of consecutive calls `from`..`to`. */
-function startGaps(auth, from, to) {
-  const gaps = [];
-  for (let i = from + 1; i <= to; i += 1) gaps.push(auth.calls[i].startedAt - auth.calls[i - 1].startedAt);
-  return gaps;
-}
-
-const show = (gaps) => gaps.map((g) => g.toFixed(0)).join(', ');
-
 describe('an open breaker stops the refresh calls', () => {
   test('two indeterminate answers open it: no inspect call for openMs, then one trial; a valid trial brings ready and the normal cadence back', async () => {
     // call 0 valid, calls 1-2 indeterminate (trip), call 3 = the trial, held by the test, later calls valid
+    // Window 10 s (the outage outlasts no window here: readiness stays degraded throughout).
     const trialCall = 3;
-    const { auth, sentinel, transitions } = start((call) => {
-      if (call.index === 0) return Promise.resolve('valid');
-      if (call.index < trialCall) return Promise.resolve('indeterminate');
-      if (call.index === trialCall) return held(call);
-      return Promise.resolve('valid');
-    }, BREAKER);
+    const { auth, sentinel, transitions } = start(
+      (call) => {
+        if (call.index === 0) return Promise.resolve('valid');
+        if (call.index < trialCall) return Promise.resolve('indeterminate');
+        if (call.index === trialCall) return held(call);
+        return Promise.resolve('valid');
+      },
+      BREAKER,
+      {},
+      { unverifiedUnits: 1000, maxUnitsPerSecond: 100 },
+    );
     await transitions.waitFor({ to: 'ready' });
     await transitions.waitFor({ from: 'ready', to: 'degraded' });
     const tripping = await auth.call(2);
+    // It trips on call 2's answer, after that call started: open until openMs after it at least.
+    // Without the breaker, 5-10 refreshes would start in that time.
+    const openUntil = tripping.startedAt + BREAKER.openMs;
+    await untilPast(openUntil);
+    const whileOpen = auth.calls.filter((c) => c.index > 2 && c.startedAt < openUntil);
+    assert.deepEqual(whileOpen.map((c) => c.index), [], 'inspect was called while the breaker was open');
+    await untilSkipped(sentinel);
 
-    await quietPeriod(200); // < openMs 300; without the breaker 5-10 refreshes would run meanwhile
-    assert.equal(auth.callCount, 3, 'inspect was called while the breaker was open');
-
-    const trial = await auth.call(trialCall, 3000);
+    const trial = await auth.call(trialCall, 10_000);
     const wait = trial.startedAt - tripping.startedAt;
-    assert.ok(wait >= 280, `the trial started ${wait.toFixed(0)} ms after the tripping call: before openMs 300`);
-    assert.ok(wait <= 300 + 40 + 500, `the trial started ${wait.toFixed(0)} ms after the tripping call: long after openMs 300`);
+    assert.ok(wait >= BREAKER.openMs - 1, `the trial started ${wait.toFixed(0)} ms after the tripping call: before openMs 300`);
     assert.equal(sentinel.readiness().status, 'degraded', 'an open breaker is an outage: degraded, evidence kept');
 
     trial.release('valid');
     const back = await transitions.next({ to: 'ready' });
     assert.deepEqual({ from: back.from, reason: back.reason }, { from: 'degraded', reason: 'verified' });
-    await auth.call(trialCall + 6, 3000);
-    const gaps = startGaps(auth, trialCall + 1, trialCall + 6);
-    assert.ok(gaps.every((g) => g < MAX_NORMAL_GAP_MS), `gaps after the breaker closed: ${show(gaps)} ms`);
+    const skippedBefore = skippedWhileOpen(sentinel);
+    await auth.call(trialCall + 6, 10_000);
+    assert.equal(skippedWhileOpen(sentinel), skippedBefore, 'a refresh was skipped after the trial closed the breaker');
     assert.equal(sentinel.readiness().status, 'ready');
   });
 
   test('readiness as usual: degraded, then not_ready / evidence_too_old when the window runs out, with only a few inspect calls', async () => {
+    const madeAt = now(); // the window runs from the first call's send, after this
     const { auth, sentinel, transitions } = start(sequence(['valid'], 'indeterminate'), BREAKER);
     await transitions.waitFor({ to: 'ready' });
     const degraded = await transitions.waitFor({ to: 'degraded' });
@@ -90,10 +104,11 @@ describe('an open breaker stops the refresh calls', () => {
     const r = sentinel.readiness();
     assert.deepEqual([r.status, r.reason, r.httpStatus], ['not_ready', 'evidence_too_old', 503]);
     assert.equal(sentinel.admit(), false);
-    // Within the 1 s window: 1 valid, 2 tripping, trials at ~0.36 s and ~0.8-0.95 s. Without the
-    // breaker it would be 25-50 calls.
-    const during = auth.calls.filter((c) => c.startedAt <= stale.at).length;
-    assert.ok(during <= 6, `${during} inspect calls before evidence_too_old; the breaker did not hold them back`);
+    // Within 1 s of the sentinel's making (inside the window): 1 valid, 2 tripping, trials at
+    // ≥ 0.3 s and ≥ 0.78 s after the trip. Without the breaker it would be 25-50 calls.
+    const during = auth.calls.filter((c) => c.startedAt < madeAt + 1000).length;
+    assert.ok(during <= 6, `${during} inspect calls within the 1 s window; the breaker did not hold them back`);
+    await untilSkipped(sentinel);
   });
 
   for (const denial of ['invalid_credential', 'capability_missing']) {
@@ -101,9 +116,8 @@ describe('an open breaker stops the refresh calls', () => {
       const { auth, sentinel, transitions } = start(sequence(['valid'], denial), BREAKER);
       const event = await transitions.waitFor({ to: 'not_ready' });
       assert.equal(event.reason, denial);
-      await auth.call(12, 3000);
-      const gaps = startGaps(auth, 1, 12);
-      assert.ok(gaps.every((g) => g < MAX_NORMAL_GAP_MS), `gaps between denials: ${show(gaps)} ms (openMs 300 means the breaker opened)`);
+      await auth.call(12, 10_000);
+      assert.equal(skippedWhileOpen(sentinel), 0, 'a refresh was skipped: the denials opened the breaker');
       assert.equal(sentinel.readiness().reason, denial);
     });
   }
@@ -111,11 +125,14 @@ describe('an open breaker stops the refresh calls', () => {
 
 describe('refresh.breaker options', () => {
   test('refresh.breaker: true uses the defaults (5 consecutive failures, open 5 s)', async () => {
-    const { auth, transitions } = start(sequence(['valid'], 'indeterminate'), true);
+    const { auth, sentinel, transitions } = start(sequence(['valid'], 'indeterminate'), true);
     await transitions.waitFor({ to: 'degraded' });
-    await auth.call(5, 3000); // 5 indeterminate answers: calls 1-5
-    await quietPeriod(400);
-    assert.equal(auth.callCount, 6, 'after 5 inconclusive refreshes the default breaker is open for 5 s');
+    const fifth = await auth.call(5, 10_000); // 5 indeterminate answers: calls 1-5
+    await quietPeriod(400); // without a breaker, 10-20 refreshes would start meanwhile
+    // Open for 5 s from call 5's answer: no call may start within 5 s of call 5's start.
+    const whileOpen = auth.calls.filter((c) => c.index > 5 && c.startedAt < fifth.startedAt + 5000);
+    assert.deepEqual(whileOpen.map((c) => c.index), [], 'after 5 inconclusive refreshes the default breaker is open for 5 s');
+    await untilSkipped(sentinel);
   });
 
   const BAD = [
@@ -157,11 +174,10 @@ describe('refresh.breaker options', () => {
 
   for (const [label, breaker] of [['without refresh.breaker', undefined], ['with refresh.breaker: false', false]]) {
     test(`${label}, inspect keeps being called during an outage`, async () => {
-      const { auth, transitions } = start(sequence(['valid'], 'indeterminate'), breaker);
+      const { auth, sentinel, transitions } = start(sequence(['valid'], 'indeterminate'), breaker);
       await transitions.waitFor({ to: 'degraded' });
-      await auth.call(15, 3000);
-      const gaps = startGaps(auth, 1, 15);
-      assert.ok(gaps.every((g) => g < MAX_NORMAL_GAP_MS), `gaps between inconclusive refreshes: ${show(gaps)} ms`);
+      await auth.call(15, 10_000);
+      assert.equal(skippedWhileOpen(sentinel), 0, 'a refresh was skipped as if a breaker were open');
     });
   }
 });

@@ -641,3 +641,85 @@ async fn units_an_open_reservation_holds_start_no_refresh_on_demand() {
     );
     assert_eq!(refresher.shared.metrics.demand_refreshes(), 0);
 }
+
+/// Hears of each status change the watcher reports, and when (on the loop's fake clock).
+struct Changes {
+    reported: mpsc::UnboundedSender<(Duration, Status, Readiness)>,
+    clock: RuntimeClock,
+}
+
+impl SentinelObserver for Changes {
+    fn transition(&self, from: Status, now: Readiness) {
+        let _ = self.reported.send((self.clock.now(), from, now));
+    }
+    fn refreshed(&self, _: Verdict, _: Duration) {}
+    fn task_failed(&self, _: Task) {}
+}
+
+/// `(when, from, to, reason, evidence age)` of the next change the watcher reports.
+async fn next_change(
+    changes: &mut mpsc::UnboundedReceiver<(Duration, Status, Readiness)>,
+) -> (Duration, Status, Status, Reason, Option<Duration>) {
+    let (at, from, now) = tokio::time::timeout(BOUND, changes.recv())
+        .await
+        .expect("the watcher reports another change")
+        .expect("the watcher runs");
+    (at, from, now.status, now.reason, now.evidence_age)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_change_to_not_ready_is_reported_the_moment_the_window_runs_out_with_no_refresh_near_it(
+) {
+    // w = 5 s. Call 0 (at 0) is valid; every later call never answers and ends at its 2 s
+    // timeout: call 1 (at 1 s) at 3 s, call 2 (at 4 s) at 6 s. From 3 s to 6 s nothing happens
+    // but time, so only the watcher's own timer can report the window running out at 5 s.
+    let refresher = Loop::start(seed_state(), fixed(1000, 1000, 2000), None, |n| {
+        if n == 0 {
+            Answer::Now(Outcome::Valid)
+        } else {
+            Answer::Never
+        }
+    });
+    let shared = refresher.shared.clone();
+    // As `start` does: the starting status is read before any refresh can complete.
+    shared.set_reported_status(shared.readiness().status);
+    let (reported, mut changes) = mpsc::unbounded_channel();
+    let observer = Arc::new(Changes {
+        reported,
+        clock: refresher.clock,
+    });
+    tokio::spawn(super::watch_transitions(shared, observer));
+    let secs = Duration::from_secs;
+    assert_eq!(
+        next_change(&mut changes).await,
+        (
+            ms(0),
+            Status::NotReady,
+            Status::Ready,
+            Reason::Verified,
+            Some(ms(0))
+        )
+    );
+    assert_eq!(
+        next_change(&mut changes).await,
+        (
+            secs(3),
+            Status::Ready,
+            Status::Degraded,
+            Reason::RefreshIndeterminate,
+            Some(secs(3))
+        ),
+        "degraded when call 1 times out"
+    );
+    assert_eq!(
+        next_change(&mut changes).await,
+        (
+            secs(5),
+            Status::Degraded,
+            Status::NotReady,
+            Reason::EvidenceTooOld,
+            Some(secs(5))
+        ),
+        "not_ready at the very moment the evidence is w old, with its age then"
+    );
+}
