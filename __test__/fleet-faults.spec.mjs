@@ -6,14 +6,17 @@
 // tested on fake time in src/refresher/cadence_tests.rs.
 //
 // Synchronisation: waits poll fleet()/readiness (pollUntil, generous bounds) or wait for logger
-// lines and transitions; fixed timers only to assert that something does NOT happen.
+// lines and transitions; fixed timers only to assert that something does NOT happen. No assertion
+// bounds how long something took: those bounds are the code's rules, tested on fake time (the
+// hold: src/rules/fleet/tests.rs; a fleet refresh's 2 s: src/rules/cadence.rs; the release's 1 s:
+// src/fleet/close_tests.rs).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stoppedBy } from './helpers/redis.mjs';
 import { readExposition } from './helpers/exposition.mjs';
-import { cleanups, now, pollUntil, sentinelPool } from './helpers/wait.mjs';
+import { cleanups, now, pollUntil, sentinelPool, withTimeout } from './helpers/wait.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
@@ -47,10 +50,15 @@ describe('a slow authority never deadlocks a fresh fleet', { concurrency: true }
   // docs/fleet.md's example with b = 2000 (r 50, maxStaleSeconds 10, maxNodes 25, reserve 0.25: a
   // floor of 20 units, a 0.4 s window, shorter than the authority's answer; the page shows b = 20000
   // and says so) with the shortest lease, and default refresh options: a refresh is not abandoned
-  // before 2 s, so a late valid answer still ends the hold.
+  // before 2 s, so a late valid answer still ends the hold. Every answer comes after the floor's
+  // window, so a lease at all shows that such an answer counted; how soon it comes
+  // (leaseSeconds × 1.03 + 2 s and three refreshes) is the rule of
+  // a_hold_ends_for_this_node_a_lease_times_1_03_plus_two_seconds_after_it_first_saw_it
+  // (src/rules/fleet/tests.rs) and a_fleets_nodes_default_refresh_is_not_abandoned_before_two_seconds
+  // (src/rules/cadence.rs), on fake time.
   const LEASE = 5;
   for (const latencyMs of [300, 900]) {
-    test(`authority answering in ${latencyMs} ms: leased within leaseSeconds × 1.03 + 2 s plus three refreshes, then ready`, async (t) => {
+    test(`authority answering in ${latencyMs} ms: a fresh fleet gets its lease after the hold, then ready`, async (t) => {
       const s = scope(t);
       const redis = await s.redis();
       const started = now();
@@ -63,14 +71,13 @@ describe('a slow authority never deadlocks a fresh fleet', { concurrency: true }
         },
         authority: { inspect: () => sleep(latencyMs).then(() => 'valid') },
       });
-      // three refreshes: each at most the latency plus the floor's longest pause (0.5 × 0.4 s)
-      const bound = (LEASE + 2) * 1000 + 3 * (latencyMs + 200) + 1500;
-      await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: bound + 5000, label: () => `leased; ${fmt(sentinel)}` });
+      // a generous bound, only to end a hang: the hold (7.15 s) and three refreshes take about 10 s
+      await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: 60000, label: () => `leased; ${fmt(sentinel)}` });
       const leasedAfter = now() - started;
-      assert.ok(leasedAfter <= bound, `leased after ${leasedAfter.toFixed(0)} ms, bound ${bound} ms`);
+      assert.ok(leasedAfter >= (LEASE * 1.03 + 2) * 1000, `leased ${leasedAfter.toFixed(0)} ms after start, before the hold ended`);
       approx(sentinel.fleet().grantUnits, 480, 'grant = want = r × maxStaleSeconds − floor');
-      await pollUntil(() => sentinel.readiness().status === 'ready', { ms: 3000, label: () => `ready once leased; ${fmt(sentinel)}` });
-      t.diagnostic(`leased after ${leasedAfter.toFixed(0)} ms (bound ${bound} ms)`);
+      await pollUntil(() => sentinel.readiness().status === 'ready', { ms: 15000, label: () => `ready once leased; ${fmt(sentinel)}` });
+      t.diagnostic(`leased after ${leasedAfter.toFixed(0)} ms`);
     });
   }
 });
@@ -201,7 +208,7 @@ describe('connections', { concurrency: true }, () => {
     assert.equal(sentinel.fleet().redisError, null);
   });
 
-  test('close() after the connection was reset re-opens it and releases the grant within its second', async (t) => {
+  test('close() after the connection was reset re-opens it and releases the grant', async (t) => {
     const s = scope(t);
     const redis = await s.redis();
     const proxy = await s.proxy(redis.port);
@@ -214,10 +221,13 @@ describe('connections', { concurrency: true }, () => {
     await pollUntil(() => sentinel.fleet().mode === 'leased', { ms: 15000, label: () => `leased; ${fmt(sentinel)}` });
     proxy.setMode('reset'); // every connection is destroyed...
     proxy.setMode('pass'); // ...and new ones pass again
-    const started = now();
-    await sentinel.close();
-    const took = now() - started;
-    assert.ok(took <= 1100, `close() took ${took.toFixed(0)} ms`);
+    const connections = proxy.connections;
+    const closing = sentinel.close();
+    assert.ok(closing instanceof Promise, 'close() returns a Promise');
+    assert.equal(sentinel.admit(0), false, 'admission stops at close()');
+    await withTimeout(closing, 15000, 'close() to resolve');
+    // (done within the call's second: src/fleet/close_tests.rs, on fake time)
+    assert.equal(connections, 0, 'the reset left no connection open: the release had to open one');
     const state = await redis.command('HGETALL', `{spend-sentinel:${name}}`);
     const fields = state.filter((_, i) => i % 2 === 0);
     assert.deepEqual(fields.filter((f) => f.startsWith('n:')), [], `no lease left: ${JSON.stringify(state)}`);

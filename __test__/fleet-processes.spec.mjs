@@ -4,16 +4,38 @@
 // Numbers: b = 240, r = 50/s, maxNodes 3, reserve 0.25 → floor 20 (window 0.4 s), pool 180;
 // leaseSeconds 5 (fresh fleet hold 7.15 s; lease usable 3.85 s; renewal ≈ every 1.67 s). No node's
 // window can exceed b / r = 4.8 s, so once the authority is cut at T, nothing can be admitted after
-// T + 4.8 s: waiting that long (then reading the counts) is the end of an absence check, not a race.
+// T + 4.8 s: letting that moment pass (untilPast) and every node report past it, then reading the
+// counts, is the end of an absence check, not a race.
 // Times are epoch milliseconds (performance.timeOrigin + now) in parent and children alike.
+//
+// Nothing here bounds how long something took: the wait for an event has a generous bound that
+// only ends a hang. Lease deadlines are read from each node's own reports (deadlineOf), so "kept
+// its grant until its deadline" holds however late a renewal or a report was. Upper bounds on time
+// are the code's rules, tested on fake time in Rust: a Redis call gives up after 1 s and close()
+// is done 1 s after asking Redis (src/fleet/close_tests.rs).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pollUntil, quietPeriod } from './helpers/wait.mjs';
-import { B, R, FLOOR, POOL, HOLD_MS, LEASE_VALID_MS, RENEW_MAX_MS } from './helpers/fleet-numbers.mjs';
-import { allLeased, assertCeiling, cutWithEmptyLedgers, epoch, fleetScope as scope, fmt, grantNear } from './helpers/fleet-nodes.mjs';
+import { pollUntil, untilPast } from './helpers/wait.mjs';
+import { B, FLOOR, POOL, HOLD_MS, LEASE_VALID_MS, CLOCKS_MS } from './helpers/fleet-numbers.mjs';
+import {
+  afterEveryWindow,
+  allLeased,
+  assertCeiling,
+  cutWithEmptyLedgers,
+  deadlineOf,
+  droppedBeforeDeadline,
+  epoch,
+  fleetScope as scope,
+  fmt,
+  grantNear,
+} from './helpers/fleet-nodes.mjs';
 
-const MAX_WINDOW_MS = (B / R) * 1000; // 4800: no node budget exceeds b
-const CONVERGE_MS = 3 * RENEW_MAX_MS + 1500; // two renewals of the others, one of the node itself, slack
+// Generous: a joining node gets its share within two renewals of the others (about 4 s), a rule
+// of the code; this bound only ends a hang.
+const CONVERGE_MS = 30000;
+// Redis's pause in (d): short, but a busy machine may stretch it past a lease's deadline, which
+// the check allows (no node drops its grant before its own deadline).
+const PAUSE_MS = 1500;
 
 // Two scenarios at a time, not four: all four at once (a dozen node processes admitting and
 // refreshing every 20-40 ms) starved demo-fleet.spec's story, which runs beside this suite in a full
@@ -26,20 +48,19 @@ describe('fleet across processes', { concurrency: 2 }, () => {
     await allLeased(nodes);
     const T = await cutWithEmptyLedgers(s, nodes);
     // every node saw the cut (its refreshes are now indeterminate) before the fleet changes
-    await Promise.all(nodes.map((n) => n.until((x) => x.t > T && x.status !== 'ready', 5000, `${n.label} to leave ready after the cut`)));
+    await Promise.all(nodes.map((n) => n.until((x) => x.t > T && x.status !== 'ready', 15000, `${n.label} to leave ready after the cut`)));
     await nodes[0].kill9();
     const joiner = s.node(redis.url);
     nodes.push(joiner);
     await joiner.until((x) => x.mode !== 'connecting', 10000, 'the joiner to reach Redis');
-    const closeMs = await nodes[1].close();
-    assert.ok(closeMs <= 1300, `close() took ${closeMs} ms`);
-    await quietPeriod(T + MAX_WINDOW_MS + 1000 - epoch()); // no window outlives this
+    const closeMs = await nodes[1].close(); // resolves in the child, which then exits 0
+    await afterEveryWindow(nodes, T);
     const { total, detail } = assertCeiling(nodes, T, Infinity, '(a)');
     assert.ok(total >= B / 2, `only ${total} units after T: the scenario did not exercise the ceiling (${detail})`);
-    t.diagnostic(`(a) units after T: ${total} (${detail})`);
+    t.diagnostic(`(a) units after T: ${total} (${detail}); close() took ${closeMs} ms`);
   });
 
-  test('(b) fair share: a third node reaches pool/3 within two renewals; after a close the two converge to pool/2', async (t) => {
+  test('(b) fair share: a third node gets pool/3 and the others give it up; after a close the two converge to pool/2', async (t) => {
     const s = scope(t);
     const redis = await s.redis();
     const nodes = [s.node(redis.url), s.node(redis.url)];
@@ -82,11 +103,14 @@ describe('fleet across processes', { concurrency: 2 }, () => {
     const restartedAt = epoch();
     const joiner = s.node(redis.url);
     await joiner.until((x) => x.mode === 'floor', 10000, `${joiner.label} answered by the empty Redis`);
-    // restore the authority after the 7 s hold, so that growth must wait for the valid refresh too
-    await quietPeriod(killedAt + HOLD_MS + 500 - epoch());
-    const U = s.restore();
+    // Each survivor's hold began when Redis first answered it after the restart (growth held from
+    // then on): restore the authority once every hold has run out, so that growth must wait for
+    // the valid refresh too.
     const survivors = [nodes[0], nodes[1], joiner];
-    await allLeased(survivors, 15000);
+    const holds = await Promise.all(survivors.map((n) => n.until((x) => x.t > restartedAt && x.growthHeld, 15000, `${n.label} to see growth held after the restart`)));
+    await untilPast(Math.max(...holds.map((x) => x.t)) + HOLD_MS, epoch);
+    const U = s.restore();
+    await allLeased(survivors, 30000);
 
     assertCeiling([...nodes, joiner], T, U, '(c) between the cut and the restore');
     for (const n of nodes.slice(0, 2)) {
@@ -109,28 +133,33 @@ describe('fleet across processes', { concurrency: 2 }, () => {
 
     const pausedAt = epoch();
     redis.pause();
-    await quietPeriod(1500); // shorter than any lease's remaining time (≥ 3.85 − 1.833 s)
+    await untilPast(pausedAt + PAUSE_MS, epoch);
     redis.resume();
     const resumedAt = epoch();
+    // However long the pause really lasted, no node drops its grant before its own deadline.
+    await Promise.all(nodes.map((n) => n.reportedPast(resumedAt)));
     for (const n of nodes) {
-      const dropped = n.reports.find((x) => x.t > pausedAt && x.t < resumedAt && x.mode !== 'leased');
-      assert.equal(dropped, undefined, `${n.label} lost its grant during a 1.5 s pause: ${fmt(dropped)}`);
+      const dropped = droppedBeforeDeadline(n.reports, pausedAt, resumedAt);
+      assert.equal(dropped, undefined, `${n.label} dropped its grant during the pause before its lease deadline: ${fmt(dropped)} (deadline ${dropped && (dropped.deadline - dropped.t).toFixed(0)} ms later)`);
     }
     // every node renews after the pause
     await Promise.all(
-      nodes.map((n) => n.until((x) => x.mode === 'leased' && x.t + x.leaseRemainingSeconds * 1000 > resumedAt + LEASE_VALID_MS - 200, 8000, `${n.label} renewed after the pause`)),
+      nodes.map((n) => n.until((x) => x.mode === 'leased' && x.t + x.leaseRemainingSeconds * 1000 > resumedAt + LEASE_VALID_MS - 200, 15000, `${n.label} renewed after the pause`)),
     );
 
     const P = epoch();
     proxy.setMode('blackhole');
-    await cutOff.until((x) => x.mode === 'floor', LEASE_VALID_MS + 3000, 'the partitioned node on its floor');
-    const lastLeased = cutOff.reports.filter((x) => x.mode === 'leased').at(-1);
-    const deadline = lastLeased.t + lastLeased.leaseRemainingSeconds * 1000;
-    const floorAt = cutOff.reports.find((x) => x.t > P && x.mode === 'floor').t;
-    assert.ok(deadline <= P + LEASE_VALID_MS + 100, `partitioned node's deadline ${(deadline - P).toFixed(0)} ms after the partition`);
-    assert.ok(floorAt <= deadline + 500, `floor ${(floorAt - deadline).toFixed(0)} ms after its deadline`);
-    const early = cutOff.reports.find((x) => x.t > P && x.t < P + LEASE_VALID_MS - RENEW_MAX_MS - 200 && x.mode !== 'leased');
+    await cutOff.until((x) => x.t > P && x.mode === 'floor', LEASE_VALID_MS + 15000, 'the partitioned node on its floor');
+    // Its last renewal was answered before P (the blackhole drops every later answer): its
+    // deadline is at most P + LEASE_VALID_MS, and it keeps its grant until then.
+    const lastLeasedAt = cutOff.reports.findLastIndex((x) => x.mode === 'leased');
+    const lastLeased = cutOff.reports[lastLeasedAt];
+    const deadline = deadlineOf(cutOff.reports, lastLeasedAt);
+    assert.ok(deadline.low <= P + LEASE_VALID_MS + CLOCKS_MS, `partitioned node's deadline ${(deadline.low - P).toFixed(0)} ms after the partition`);
+    const early = droppedBeforeDeadline(cutOff.reports, P);
     assert.equal(early, undefined, `the partitioned node dropped its grant before its deadline: ${fmt(early)}`);
+    const leasedLate = cutOff.reports.find((x) => x.t > P && x.mode === 'leased' && !(x.leaseRemainingSeconds > 0));
+    assert.equal(leasedLate, undefined, `leased with no time left on the lease: ${fmt(leasedLate)}`);
     approx(cutOff.latest.nodeBudgetUnits, FLOOR, 'partitioned node budget');
 
     // the two others take over the pool, but only after the partitioned node's lease ran out
@@ -140,10 +169,10 @@ describe('fleet across processes', { concurrency: 2 }, () => {
       label: () => `the others near ${POOL / 2}: ${others.map((n) => n.describe()).join('; ')}`,
     });
     const grewAt = Math.min(...others.map((n) => n.reports.find((x) => x.t > P && x.grantUnits > (POOL / 3) * 1.1).t));
-    assert.ok(grewAt > lastLeased.t, 'another node grew while the partitioned node still held its grant');
+    assert.ok(grewAt > deadline.low - CLOCKS_MS, `another node grew ${(deadline.low - grewAt).toFixed(0)} ms before the partitioned node's deadline (last leased: ${fmt(lastLeased)})`);
 
     const T = await cutWithEmptyLedgers(s, nodes);
-    await quietPeriod(T + MAX_WINDOW_MS + 1000 - epoch());
+    await afterEveryWindow(nodes, T);
     const { detail } = assertCeiling(nodes, T, Infinity, '(d) with a partitioned node');
     t.diagnostic(`(d) units after T: ${detail}`);
   });

@@ -7,29 +7,34 @@
 // Ceiling scenarios: node processes (helpers/fleet-nodes.mjs) on b = 240, r = 50/s, maxNodes 4,
 // reserve 0.25 (floor 15, pool 180), leaseSeconds 5. Three nodes lease, the authority is cut at T
 // with every ledger empty, each node spends its whole budget, the fault strikes, a fourth node
-// joins two seconds later, and once no window can outlive the wait (b / r = 4.8 s after T) the
-// units admitted after T by all nodes together must be ≤ b. Without a hold after the fault, the
-// first node to renew would be granted the pool again while the others still use theirs, and its
-// window would grow past the age of its evidence.
+// joins once each of the three has renewed after the fault, and once no window can be open any
+// more (b / r = 4.8 s after T) and every node has reported past that moment, the units admitted
+// after T by all nodes together must be ≤ b. Without a hold after the fault, the first node to
+// renew would be granted the pool again while the others still use theirs, and its window would
+// grow past the age of its evidence. Every wait is for an event (a report, a renewal) or for a
+// moment to pass (untilPast); none bounds how long something took.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { stoppedBy } from './helpers/redis.mjs';
 import { fillUntilEvicted, makeCerts, startCluster, startReplicated } from './helpers/redis-topologies.mjs';
-import { cleanups, pollUntil, quietPeriod, sentinelPool } from './helpers/wait.mjs';
+import { cleanups, pollUntil, sentinelPool } from './helpers/wait.mjs';
 import { B, R } from './helpers/fleet-numbers.mjs';
-import { allLeased, assertCeiling, cutWithEmptyLedgers, epoch, fleetScope } from './helpers/fleet-nodes.mjs';
+import { afterEveryWindow, allLeased, assertCeiling, cutWithEmptyLedgers, epoch, fleetScope, renewedSince } from './helpers/fleet-nodes.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
 const MAX_NODES = 4;
-const MAX_WINDOW_MS = (B / R) * 1000;
 const fleetKey = (name) => `{spend-sentinel:${name}}`;
 
+/** Resolves once every node in `nodes` has reported a renewal answered after `since` (epoch ms). */
+const allRenewedSince = (nodes, since, what) =>
+  Promise.all(nodes.map((n) => n.until((x) => renewedSince(x, since), 15000, `${n.label} to renew after ${what}`)));
+
 /**
- * Three nodes on `url` lease; the authority is cut at T with empty ledgers; `fault()` strikes once
- * every node has spent; a node joins; units after T ≤ b. Answers the nodes and T for more checks.
+ * Three nodes on `url` lease; the authority is cut at T with empty ledgers; `fault(nodes)` strikes
+ * once every node has spent; a node joins; units after T ≤ b. Answers the nodes and T for more checks.
  */
 async function ceilingThrough(s, url, fault, what) {
   const over = { maxNodes: MAX_NODES };
@@ -39,13 +44,14 @@ async function ceilingThrough(s, url, fault, what) {
   // every node spent its whole budget (it admits as fast as admitted)
   await Promise.all(nodes.map((n) => n.until((x) => x.t > T && x.ledger >= x.nodeBudgetUnits - 1, 5000, `${n.label} to spend its budget`)));
   const faultAt = epoch();
-  await fault();
-  // A node joins once the others have renewed after the fault (one renewal period, 1.83 s at the
-  // most): it would take the pool itself if it came first, and it has no evidence to spend it.
-  await quietPeriod(2000);
+  await fault(nodes);
+  // A node joins once the others have renewed after the fault (seen in their reports): it would
+  // take the pool itself if it came first, and it has no evidence to spend it.
+  await allRenewedSince(nodes, epoch(), `the fault (${what})`);
   const joiner = s.node(url, over);
   nodes.push(joiner);
-  await quietPeriod(T + MAX_WINDOW_MS + 1000 - epoch()); // no window outlives this
+  await joiner.until((x) => x.mode !== 'connecting', 15000, 'the joiner to reach Redis');
+  await afterEveryWindow(nodes, T);
   const { total, detail } = assertCeiling(nodes, T, Infinity, what);
   assert.ok(total >= B / 2, `only ${total} units after T: the scenario did not exercise the ceiling (${detail})`);
   return { nodes, T, faultAt, total, detail };
@@ -92,15 +98,11 @@ describe('the ceiling while Redis loses the fleet\'s state', { concurrency: 2 },
     const s = fleetScope(t);
     const topology = await startReplicated({ replicas: 1 });
     s.defer(() => topology.stop());
-    const fault = async () => {
+    const fault = async (nodes) => {
       topology.links[0].setMode('reset');
       await topology.waitReplicaDisconnected(0);
-      // writes the replica misses: a renewal round of every node
-      const cutAt = epoch();
-      await pollUntil(async () => Number((await topology.primary.command('HGET', fleetKey(s.name), 'version')) ?? 0) > 0 && epoch() > cutAt + 2000, {
-        ms: 10000,
-        label: 'renewals after the replica was cut',
-      });
+      // writes the replica misses: a renewal of every node, answered by the primary alone
+      await allRenewedSince(nodes, epoch(), 'the replica was cut');
       await topology.failover(0);
     };
     const { nodes, faultAt, total } = await ceilingThrough(s, topology.url, fault, 'failover, replica not connected');
@@ -130,7 +132,7 @@ describe('the ceiling while Redis loses the fleet\'s state', { concurrency: 2 },
     await allLeased(nodes);
     await Promise.all(nodes.map((n) => n.until((x) => x.liveNodes === 6 && x.maxNodes === MAX_NODES, 10000, `${n.label} to count 6 live nodes`)));
     const T = await cutWithEmptyLedgers(s, nodes);
-    await quietPeriod(T + MAX_WINDOW_MS + 1000 - epoch());
+    await afterEveryWindow(nodes, T);
     const { total, detail } = assertCeiling(nodes, T, Infinity, '6 nodes, maxNodes 4');
     assert.ok(total >= B / 2, `only ${total} units after T (${detail})`);
     t.diagnostic(`units after T: ${total}`);

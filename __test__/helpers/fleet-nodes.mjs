@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { stoppedBy } from './redis.mjs';
-import { cleanups, deferred, pollUntil, withTimeout } from './wait.mjs';
-import { B, R, MAX_NODES, RESERVE, LEASE, REFRESH, HOLD_MS } from './fleet-numbers.mjs';
+import { cleanups, deferred, pollUntil, untilPast, withTimeout } from './wait.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, REFRESH, HOLD_MS, LEASE_VALID_MS, MAX_WINDOW_MS } from './fleet-numbers.mjs';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fleet-node.mjs', import.meta.url));
 export const GRANT_WAIT_MS = HOLD_MS + 10000;
@@ -99,6 +99,17 @@ function startNode(cfg, label) {
       return reports.at(-1);
     },
     describe: describeNode,
+    /**
+     * Resolves once the node has sent a report taken after `at` (epoch ms), or has exited. Its
+     * counts up to `at` are then all written: it writes each batch before admitting more, and
+     * reports from the same thread as it admits.
+     */
+    reportedPast(at, ms = 15000) {
+      return pollUntil(() => !alive() || reports.at(-1)?.t > at, {
+        ms,
+        label: () => `${label} to report after ${at.toFixed(0)}; ${describeNode()}`,
+      });
+    },
     /** Polls until `predicate(latest report)` holds; resolves with that report. */
     until(predicate, ms, what) {
       return pollUntil(() => {
@@ -123,7 +134,7 @@ function startNode(cfg, label) {
       if (alive()) child.kill('SIGKILL');
       await withTimeout(exited.promise, 5000, `${label} to exit`);
     },
-    /** Graceful: close() in the child, which then exits 0; resolves with close()'s duration (ms). */
+    /** Graceful: close() in the child, which then exits 0; resolves with close()'s duration (ms, for a diagnostic only). */
     async close() {
       child.stdin.write('close\n');
       const ms = await withTimeout(closed.promise, 5000, () => `${label} to close; ${describeNode()}`);
@@ -161,7 +172,7 @@ export const allLeased = (nodes, ms = GRANT_WAIT_MS) =>
 export async function cutWithEmptyLedgers(s, nodes) {
   await Promise.all(nodes.map((n) => n.pauseAdmission()));
   const pausedAt = epoch();
-  await Promise.all(nodes.map((n) => n.until((x) => x.t > pausedAt && x.ledger === 0 && x.status === 'ready', 5000, `${n.label} ledger 0 after pausing`)));
+  await Promise.all(nodes.map((n) => n.until((x) => x.t > pausedAt && x.ledger === 0 && x.status === 'ready', 15000, `${n.label} ledger 0 after pausing`)));
   const T = s.cut();
   for (const n of nodes) n.resumeAdmission();
   return T;
@@ -178,3 +189,45 @@ export function assertCeiling(nodes, from, to, what, b = B) {
   return { total, detail };
 }
 
+/**
+ * Once no window can still be open (T + b / r, and 1 s for the processes' clocks and a refresh sent
+ * just before T) and every live node has reported past that moment (so its counts are written): the
+ * end of a ceiling scenario, whatever the machine's speed.
+ */
+export async function afterEveryWindow(nodes, T) {
+  const end = T + MAX_WINDOW_MS + 1000;
+  await untilPast(end, epoch);
+  await Promise.all(nodes.map((n) => n.reportedPast(end)));
+}
+
+/**
+ * Whether report `x` shows a renewal answered after `since` (epoch ms): growth held (a renewal
+ * that saw the fleet's state lost), or a lease deadline only a renewal sent after `since` gives
+ * (send time + LEASE_VALID_MS).
+ */
+export const renewedSince = (x, since) =>
+  x.t > since && (x.growthHeld || (x.mode === 'leased' && x.t + x.leaseRemainingSeconds * 1000 > since + LEASE_VALID_MS));
+
+/**
+ * The lease deadline of `reports[i]` (a leased report), as bounds whatever the machine's speed:
+ * the report read fleet() after the previous report's time and before its own, and its deadline
+ * is that read's time + leaseRemainingSeconds.
+ */
+export function deadlineOf(reports, i) {
+  const x = reports[i];
+  const lease = x.leaseRemainingSeconds * 1000;
+  return { low: (i > 0 ? reports[i - 1].t : -Infinity) + lease, high: x.t + lease };
+}
+
+/**
+ * The first report in (from, to) that is not leased although it was read before the deadline of
+ * the last leased report before it (the node dropped its grant early); undefined if none.
+ */
+export function droppedBeforeDeadline(reports, from, to = Infinity) {
+  let deadline = -Infinity;
+  for (const [i, x] of reports.entries()) {
+    if (x.mode === 'leased') deadline = deadlineOf(reports, i).low;
+    else if (x.t > from && x.t < to && x.t < deadline) return { ...x, deadline };
+  }
+  return undefined;
+}

@@ -13,3 +13,7 @@ export const REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, tim
 export const HOLD_MS = (LEASE * 1.03 + 2) * 1000; // a fresh or emptied fleet grows nothing before this
 export const LEASE_VALID_MS = (LEASE * 0.97 - 1) * 1000; // 3850
 export const RENEW_MAX_MS = (LEASE / 3) * 1.1 * 1000; // 1833
+export const MAX_WINDOW_MS = (B / R) * 1000; // 4800: no node budget exceeds b, so no window exceeds b / r
+// How far two processes' epoch clocks (performance.timeOrigin + now()) may disagree: each process
+// reads its origin once, at start. A margin between clocks, not for a slow machine.
+export const CLOCKS_MS = 100;

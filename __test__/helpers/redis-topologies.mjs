@@ -106,7 +106,7 @@ const replicationArgs = (dir) => ['--repl-diskless-sync-delay', '0', '--repl-dis
  * answers 0, while a WAIT on a connection that wrote nothing still counts it).
  * `args` go to every server. Resolves once every replica is connected and caught up.
  */
-export async function startReplicated({ replicas: count = 1, linkThroughProxy = true, args = [], syncTimeoutMs = 10000 } = {}) {
+export async function startReplicated({ replicas: count = 1, linkThroughProxy = true, args = [], syncTimeoutMs = 30000 } = {}) {
   const stops = stopStack();
   const dir = makeTempDir('replicated');
   stops.push(() => removeTempDir(dir));
@@ -219,7 +219,7 @@ export async function startReplicated({ replicas: count = 1, linkThroughProxy = 
        * the promoted server, and resolves with it once it answers role:master through the proxy.
        * The other replicas are left as they are (replicating from a dead primary).
        */
-      async failover(i, { ms = 5000 } = {}) {
+      async failover(i, { ms = 15000 } = {}) {
         const next = replicas[replicaIndex(i)];
         await next.command('REPLICAOF', 'NO', 'ONE');
         const old = primary;
@@ -445,7 +445,7 @@ export async function makeCerts(dir = makeTempDir('certs')) {
  * default 1 h) so that there is always something evictable; under allkeys-* they get none.
  * Fails after `maxKeys` fillers or `maxMs`, or on a refused write (OOM: nothing left to evict).
  */
-export async function fillUntilEvicted(redis, key, { maxMs = 15000, maxKeys = 200000, valueBytes = 1024, batch = 250, fillerTtlMs } = {}) {
+export async function fillUntilEvicted(redis, key, { maxMs = 60000, maxKeys = 200000, valueBytes = 1024, batch = 250, fillerTtlMs } = {}) {
   if ((await redis.command('EXISTS', key)) !== 1) throw new Error(`fillUntilEvicted: ${key} does not exist to begin with`);
   const [, policy] = await redis.command('CONFIG', 'GET', 'maxmemory-policy');
   const [, maxmemory] = await redis.command('CONFIG', 'GET', 'maxmemory');

@@ -14,9 +14,10 @@
 // `startProxy(targetPort)` forwards 127.0.0.1:<ephemeral> to a Redis port, with modes switchable
 // at runtime: `pass`, `blackhole` (accept and read, forward and answer nothing, existing
 // connections included) and `reset` (destroy every connection, existing and new);
-// `retarget(port)` points it at another server (a failover behind one stable address).
+// `retarget(port)` points it at another server (a failover behind one stable address);
+// `nextReceived()` resolves when a client next sends bytes (a request on its way).
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -193,7 +194,7 @@ function tlsServerArgs(p, { certs, authClients = true }) {
  * process); `stepClock(seconds)` moves its wall clock (CLOCK_REALTIME, gettimeofday, time) by
  * that much more, `clockOffsetSeconds` is the total. Monotonic time is left alone.
  */
-export async function startRedis({ port, user, password, args = [], env = {}, tls, clockShim = false, startTimeoutMs = 5000 } = {}) {
+export async function startRedis({ port, user, password, args = [], env = {}, tls, clockShim = false, startTimeoutMs = 15000 } = {}) {
   const bin = findRedisServer();
   if (!bin) throw new Error(MISSING);
   const auth = password === undefined ? [] : [['AUTH', ...(user ? [user] : []), password]];
@@ -330,9 +331,25 @@ export async function startRedis({ port, user, password, args = [], env = {}, tl
       if (!clock) throw new Error('stepClock() needs a server started with clockShim: true');
       clock.step(seconds);
     },
-    /** SIGSTOP: the server keeps its sockets but answers nothing. */
+    /** SIGSTOP: the server keeps its sockets but answers nothing (see `paused()`). */
     pause() {
       signal('SIGSTOP');
+    },
+    /**
+     * Resolves once the kernel reports the server stopped (state T in /proc/<pid>/stat) after
+     * pause(): from then on it runs nothing, so any answer a client got was given before.
+     */
+    async paused({ ms = 10000 } = {}) {
+      const pid = child?.pid;
+      const stopped = () => {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (comm) state ...": comm may hold spaces
+        return 'Tt'.includes(stat[stat.lastIndexOf(')') + 2]);
+      };
+      await pollUntil(stopped, {
+        ms,
+        everyMs: 1,
+        label: `redis-server pid ${pid} to be stopped after SIGSTOP`,
+      });
     },
     /** SIGCONT after pause(). */
     resume() {
@@ -347,9 +364,17 @@ export async function startRedis({ port, user, password, args = [], env = {}, tl
       await kill(child);
       await launch(chosen);
     },
-    /** CLIENT PAUSE `ms` (all commands): the server stays up but holds every client's replies. */
-    clientPause(ms) {
-      return this.command('CLIENT', 'PAUSE', String(ms), 'ALL');
+    /**
+     * CLIENT PAUSE `ms`: the server stays up but holds the commands of every client. `ALL` (the
+     * default) holds every command, CLIENT UNPAUSE included; `WRITE` holds writes and every script
+     * (EVAL, EVALSHA) but lets reads and CLIENT UNPAUSE through.
+     */
+    clientPause(ms, mode = 'ALL') {
+      return this.command('CLIENT', 'PAUSE', String(ms), mode);
+    },
+    /** CLIENT UNPAUSE (after a `WRITE` pause: an `ALL` pause holds this command too). */
+    clientUnpause() {
+      return this.command('CLIENT', 'UNPAUSE');
     },
     flushAll() {
       return this.command('FLUSHALL');
@@ -401,6 +426,8 @@ export async function startProxy(initialTarget) {
     pair.pending = [];
   };
 
+  let received = 0;
+  const receiveWaiters = new Set();
   const server = createServer((client) => {
     const pair = { client, upstream: null, pending: [], tainted: false };
     pairs.add(pair);
@@ -411,6 +438,9 @@ export async function startProxy(initialTarget) {
       return;
     }
     client.on('data', (chunk) => {
+      received += 1;
+      for (const resolve of receiveWaiters) resolve(received);
+      receiveWaiters.clear();
       if (mode !== 'pass' || pair.tainted) {
         pair.tainted = true; // read and dropped
         return;
@@ -434,6 +464,19 @@ export async function startProxy(initialTarget) {
     },
     get connections() {
       return pairs.size;
+    },
+    /** How many chunks of bytes clients have sent to the proxy, in any mode. */
+    get received() {
+      return received;
+    },
+    /**
+     * Resolves (with the new count) when a client next sends bytes to the proxy, in any mode: a
+     * request of that client is then on its way (or dropped by a blackhole). Waits at most `ms`.
+     */
+    nextReceived({ ms = 10000 } = {}) {
+      const d = deferred();
+      receiveWaiters.add(d.resolve);
+      return withTimeout(d.promise, ms, `a client to send bytes through the proxy on port ${port}`).finally(() => receiveWaiters.delete(d.resolve));
     },
     /** The port new connections are forwarded to. */
     get target() {

@@ -4,6 +4,8 @@
 //! so and sleeps otherwise. `admit()` and `readiness()` never wait on it: they read the lease the
 //! task last handed to the sentinel state, and the lease deadline takes the grant away by itself.
 
+#[cfg(test)]
+mod close_tests;
 pub mod connection;
 #[cfg(test)]
 mod explorer;
