@@ -154,6 +154,21 @@ impl Unanswered {
         self.now()
     }
 
+    /// Closes the sentinel now and checks what every close does against a server that never
+    /// answers: the release goes out at once (`why`: what it must not wait for first), and the
+    /// task is done exactly one second later, when the release's call gives up.
+    async fn close_and_expect_the_release_at_once_and_done_a_second_later(&mut self, why: &str) {
+        let closed_at = self.now();
+        self.shared.close();
+        let (asked, request) = self.next_request().await;
+        assert_eq!((asked, request), (closed_at, Request::Release), "{why}");
+        let after = self.released().await.saturating_sub(closed_at);
+        assert!(
+            ONE_SECOND <= after && after <= ONE_SECOND + ms(1),
+            "the release waited for an answer for exactly one second: done {after:?} after close()"
+        );
+    }
+
     fn timeouts(&self) -> u64 {
         let at = ErrorKind::ALL
             .iter()
@@ -189,19 +204,11 @@ async fn close_during_a_renewal_that_gets_no_answer_sends_the_release_at_once_an
     let (sent, request) = fleet.next_request().await;
     assert_eq!(request, Request::Renew);
     fleet.clock.sleep_until(sent + ms(300)).await;
-    let closed_at = fleet.now();
-    fleet.shared.close();
-    let (asked, request) = fleet.next_request().await;
-    assert_eq!(
-        (asked, request),
-        (closed_at, Request::Release),
-        "the renewal in flight is dropped and the release goes out at once"
-    );
-    let after = fleet.released().await.saturating_sub(closed_at);
-    assert!(
-        ONE_SECOND <= after && after <= ONE_SECOND + ms(1),
-        "the release waited for an answer for exactly one second: done {after:?} after close()"
-    );
+    fleet
+        .close_and_expect_the_release_at_once_and_done_a_second_later(
+            "the renewal in flight is dropped and the release goes out at once",
+        )
+        .await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -212,18 +219,10 @@ async fn close_while_the_task_waits_to_retry_a_failed_renewal_sends_the_release_
     // The renewal times out at 1 s; the retry waits a backoff of 100 ms or more (jittered).
     fleet.clock.sleep_until(sent + ONE_SECOND + ms(1)).await;
     assert_eq!(fleet.timeouts(), 1);
-    let closed_at = fleet.now();
-    fleet.shared.close();
-    let (asked, request) = fleet.next_request().await;
-    assert_eq!(
-        (asked, request),
-        (closed_at, Request::Release),
-        "no retry of the renewal: the release goes out at once"
-    );
-    let after = fleet.released().await.saturating_sub(closed_at);
-    assert!(
-        ONE_SECOND <= after && after <= ONE_SECOND + ms(1),
-        "the release waited for an answer for exactly one second: done {after:?} after close()"
-    );
+    fleet
+        .close_and_expect_the_release_at_once_and_done_a_second_later(
+            "no retry of the renewal: the release goes out at once",
+        )
+        .await;
     assert_eq!(fleet.timeouts(), 2, "the release's timeout is counted too");
 }
