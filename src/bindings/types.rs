@@ -99,6 +99,12 @@ pub(super) fn millisecond_seconds(duration: std::time::Duration) -> f64 {
     (duration.as_secs_f64() * 1000.0).round() / 1000.0
 }
 
+/// Time left, in seconds rounded *up* to the millisecond: what is left is never shown as none
+/// (a lease in its last half millisecond reads `0.001`, not `0` beside `mode: 'leased'`).
+fn millisecond_seconds_left(duration: std::time::Duration) -> f64 {
+    (duration.as_secs_f64() * 1000.0).ceil() / 1000.0
+}
+
 fn age_seconds(readiness: &rules::Readiness) -> Either<f64, Null> {
     match readiness.evidence_age {
         Some(age) => Either::A(millisecond_seconds(age)),
@@ -310,7 +316,7 @@ impl From<crate::rules::fleet::FleetStatus> for FleetReadout {
             grant_units: status.grant_units,
             floor_units: status.floor_units,
             node_budget_units: status.node_budget_units,
-            lease_remaining_seconds: millisecond_seconds(status.lease_remaining),
+            lease_remaining_seconds: millisecond_seconds_left(status.lease_remaining),
             live_nodes: or_null(status.live_nodes.map(u64_as_f64)),
             max_nodes: u64_as_f64(status.settings.max_nodes),
             reserve: status.settings.reserve,
@@ -323,5 +329,27 @@ impl From<crate::rules::fleet::FleetStatus> for FleetReadout {
                 .redis_error
                 .map_or(Either::B(Null), |kind| Either::A(kind.into())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{millisecond_seconds, millisecond_seconds_left};
+    use std::time::Duration;
+
+    #[test]
+    fn time_left_is_rounded_up_so_a_usable_lease_never_reads_zero() {
+        let last_moments = Duration::from_micros(200);
+        assert_eq!(millisecond_seconds(last_moments), 0.0, "an age rounds");
+        assert_eq!(millisecond_seconds_left(last_moments), 0.001);
+        assert_eq!(
+            millisecond_seconds_left(Duration::from_micros(1_929_039)),
+            1.93
+        );
+        assert_eq!(
+            millisecond_seconds_left(Duration::ZERO),
+            0.0,
+            "none left reads 0"
+        );
     }
 }
