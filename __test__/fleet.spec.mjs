@@ -36,7 +36,7 @@ import {
   untilPast,
   withTimeout,
 } from './helpers/wait.mjs';
-import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS } from './helpers/fleet-numbers.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, READOUT_MS } from './helpers/fleet-numbers.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../binding.js');
 
@@ -141,10 +141,19 @@ async function stableRead(sentinel) {
 function droppedBeforeDeadline(samples) {
   let deadline = -Infinity;
   for (const x of samples) {
-    if (x.f.mode === 'leased') deadline = x.t + x.f.leaseRemainingSeconds * 1000;
+    if (x.f.mode === 'leased') deadline = deadlineBounds(x).low;
     else if (x.after < deadline) return { ...x, deadline };
   }
   return undefined;
+}
+
+/**
+ * Bounds of the lease deadline a leased sample shows: it was read between `t` and `after`, and
+ * leaseRemainingSeconds is the time left rounded up to the millisecond (READOUT_MS).
+ */
+function deadlineBounds(x) {
+  const left = x.f.leaseRemainingSeconds * 1000;
+  return { low: x.t + left - READOUT_MS, high: x.after + left };
 }
 
 /**
@@ -678,8 +687,9 @@ describe('leases against a real Redis', { concurrency: true }, () => {
     // The last renewal answered was sent before Redis stopped, so its deadline is at most
     // stoppedAt + LEASE_VALID_MS; each leased sample bounds it from below (read after `t`).
     const leased = samples.filter((x) => x.f.mode === 'leased');
-    const deadline = Math.max(...leased.map((x) => x.t + x.f.leaseRemainingSeconds * 1000));
-    assert.ok(deadline <= stoppedAt + LEASE_VALID_MS + 1, `lease deadline ${(deadline - stoppedAt).toFixed(0)} ms after Redis stopped`);
+    const deadline = Math.max(...leased.map((x) => deadlineBounds(x).low)); // the last lease's, at least
+    const latest = Math.max(...leased.map((x) => deadlineBounds(x).high));
+    assert.ok(latest <= stoppedAt + LEASE_VALID_MS + 1, `lease deadline ${(latest - stoppedAt).toFixed(0)} ms after Redis stopped`);
     const dropped = droppedBeforeDeadline(samples);
     assert.equal(dropped, undefined, `the grant was dropped ${dropped && (dropped.deadline - dropped.after).toFixed(0)} ms before its deadline: ${dropped && fmt(dropped.f)}`);
     const empty = leased.find((x) => !(x.f.grantUnits > 0 && x.f.leaseRemainingSeconds > 0));
@@ -688,7 +698,7 @@ describe('leases against a real Redis', { concurrency: true }, () => {
     // A spent budget on the floor is degraded (it refuses requests, not the pod): only the evidence,
     // too old for the floor's window, withdraws the node.
     assert.equal(event.reason, 'evidence_too_old');
-    assert.ok(event.at >= deadline - 1, `the transition came ${(deadline - event.at).toFixed(0)} ms before the lease deadline`);
+    assert.ok(event.at >= deadline, `the transition came ${(deadline - event.at).toFixed(0)} ms before the lease deadline`);
 
     const { f, getter, w } = await stableRead(sentinel);
     assert.deepEqual([f.mode, f.grantUnits, f.leaseRemainingSeconds], ['floor', 0, 0]);

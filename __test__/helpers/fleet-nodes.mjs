@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { stoppedBy } from './redis.mjs';
 import { cleanups, deferred, pollUntil, untilPast, withTimeout } from './wait.mjs';
-import { B, R, MAX_NODES, RESERVE, LEASE, REFRESH, HOLD_MS, LEASE_VALID_MS, MAX_WINDOW_MS } from './fleet-numbers.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, REFRESH, HOLD_MS, LEASE_VALID_MS, MAX_WINDOW_MS, READOUT_MS } from './fleet-numbers.mjs';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fleet-node.mjs', import.meta.url));
 export const GRANT_WAIT_MS = HOLD_MS + 10000;
@@ -211,12 +211,12 @@ export const renewedSince = (x, since) =>
 /**
  * The lease deadline of `reports[i]` (a leased report), as bounds whatever the machine's speed:
  * the report read fleet() after the previous report's time and before its own, and its deadline
- * is that read's time + leaseRemainingSeconds.
+ * is that read's time + leaseRemainingSeconds (rounded up to the millisecond: READOUT_MS).
  */
 export function deadlineOf(reports, i) {
   const x = reports[i];
   const lease = x.leaseRemainingSeconds * 1000;
-  return { low: (i > 0 ? reports[i - 1].t : -Infinity) + lease, high: x.t + lease };
+  return { low: (i > 0 ? reports[i - 1].t : -Infinity) + lease - READOUT_MS, high: x.t + lease };
 }
 
 /**

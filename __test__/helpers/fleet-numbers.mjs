@@ -12,6 +12,8 @@ export const POOL = B * (1 - RESERVE); // 180
 export const REFRESH = Object.freeze({ minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 250 });
 export const HOLD_MS = (LEASE * 1.03 + 2) * 1000; // a fresh or emptied fleet grows nothing before this
 export const LEASE_VALID_MS = (LEASE * 0.97 - 1) * 1000; // 3850
+/** fleet().leaseRemainingSeconds is the time left rounded up to the millisecond: a deadline read from it is up to this late. */
+export const READOUT_MS = 1;
 export const RENEW_MAX_MS = (LEASE / 3) * 1.1 * 1000; // 1833
 export const MAX_WINDOW_MS = (B / R) * 1000; // 4800: no node budget exceeds b, so no window exceeds b / r
 // How far two processes' epoch clocks (performance.timeOrigin + now()) may disagree: each process
