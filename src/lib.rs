@@ -35,6 +35,6 @@ mod module_graph_tests;
 // napi-rs registers nothing).
 pub use bindings::{
     admission_code_function, admission_refusal_reasons, breaker_protocol, compute_budget,
-    native_noop, reservation_functions, window_figures, BreakerCore, BreakerProtocol, BudgetAnswer,
-    Sentinel,
+    metric_catalog, metrics_feed, native_noop, reservation_functions, window_figures, BreakerCore,
+    BreakerProtocol, BudgetAnswer, MetricsFeed, Sentinel,
 };

@@ -14,10 +14,9 @@ use crate::rules::breaker::{BreakerState, BreakerStats};
 use crate::rules::ledger::Settlement;
 use crate::rules::{Outcome, Readiness, Reason, RefreshCause, Status, Verdict};
 
-/// Upper bounds of the refresh duration histogram, seconds.
-const DURATION_BUCKETS: [f64; 11] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
+pub mod catalog;
+
+use catalog::{FamilySpec, DURATION_BUCKETS};
 
 /// Whether a status can be entered with a reason: each reason goes with one status.
 fn can_enter(to: Status, reason: Reason) -> bool {
@@ -120,6 +119,16 @@ pub struct Family {
 }
 
 impl Family {
+    /// `spec`'s family (its name, HELP and TYPE) with `samples`.
+    pub fn of(spec: &FamilySpec, samples: Vec<Sample>) -> Family {
+        Family {
+            name: spec.name,
+            help: spec.help,
+            kind: spec.kind,
+            samples,
+        }
+    }
+
     /// The TYPE in the text format 0.0.4 (and for prom-client), which has no `info`.
     pub fn text_kind(&self) -> &'static str {
         if self.kind == "info" {
@@ -248,10 +257,7 @@ impl Metrics {
     pub fn families(&self, gauges: &Gauges) -> Vec<Family> {
         let mut families = vec![
             by_label(
-                "spend_sentinel_status",
-                "1 for the current readiness status, 0 for the others.",
-                "gauge",
-                "status",
+                &catalog::STATUS,
                 Status::ALL.iter().map(|s| {
                     (
                         s.as_str(),
@@ -259,53 +265,27 @@ impl Metrics {
                     )
                 }),
             ),
-            Family {
-                name: "spend_sentinel_evidence_age_seconds",
-                help: "Seconds since the last valid refresh was sent (absent without evidence).",
-                kind: "gauge",
-                samples: gauges
+            Family::of(
+                &catalog::EVIDENCE_AGE,
+                gauges
                     .readiness
                     .evidence_age
-                    .map(|age| {
-                        sample(
-                            "spend_sentinel_evidence_age_seconds",
-                            vec![],
-                            age.as_secs_f64(),
-                        )
-                    })
+                    .map(|age| sample(catalog::EVIDENCE_AGE.name, vec![], age.as_secs_f64()))
                     .into_iter()
                     .collect(),
-            },
-            single(
-                "spend_sentinel_stale_window_seconds",
-                "The stale window w: evidence older than this is not_ready.",
-                gauges.stale_window.as_secs_f64(),
             ),
-            single(
-                "spend_sentinel_node_budget_units",
-                "This node's budget of units admitted on unverified evidence (b x share).",
-                gauges.node_budget_units,
-            ),
-            single(
-                "spend_sentinel_exposure_units",
-                "This node's exposure: units admitted after the current evidence time (its ledger).",
-                gauges.exposure_units,
-            ),
+            single(&catalog::STALE_WINDOW, gauges.stale_window.as_secs_f64()),
+            single(&catalog::NODE_BUDGET, gauges.node_budget_units),
+            single(&catalog::EXPOSURE, gauges.exposure_units),
             by_label(
-                "spend_sentinel_refresh_total",
-                "Refreshes by outcome.",
-                "counter",
-                "outcome",
+                &catalog::REFRESHES,
                 Outcome::ALL.iter().map(|o| {
                     let value = u64_as_f64(self.refreshes[outcome_index(*o)].load(Relaxed));
                     (o.as_str(), value)
                 }),
             ),
             by_label(
-                "spend_sentinel_refresh_indeterminate_total",
-                "Indeterminate refreshes by cause; their sum is the indeterminate refresh_total.",
-                "counter",
-                "cause",
+                &catalog::INDETERMINATE,
                 RefreshCause::ALL.iter().map(|c| {
                     let value = u64_as_f64(self.indeterminate[c.index()].load(Relaxed));
                     (c.as_str(), value)
@@ -315,65 +295,41 @@ impl Metrics {
         ];
         families.push(self.transitions_family());
         families.push(by_label(
-            "spend_sentinel_admitted_units_total",
-            "Units admitted, by the status they were admitted on.",
-            "counter",
-            "status",
+            &catalog::ADMITTED_UNITS,
             [Status::Ready, Status::Degraded]
                 .iter()
                 .zip(&self.admitted_units)
                 .map(|(s, units)| (s.as_str(), units.get())),
         ));
         families.push(by_label(
-            "spend_sentinel_refused_total",
-            "Admissions refused, by reason.",
-            "counter",
-            "reason",
+            &catalog::REFUSED,
             refusal_reasons().map(|(i, r)| (r.as_str(), u64_as_f64(self.refused[i].load(Relaxed)))),
         ));
         families.push(by_label(
-            "spend_sentinel_refused_units_total",
-            "Units of the refused admissions, by reason.",
-            "counter",
-            "reason",
+            &catalog::REFUSED_UNITS,
             refusal_reasons().map(|(i, r)| (r.as_str(), self.refused_units[i].get())),
         ));
+        families.push(single(&catalog::RESERVED_UNITS, gauges.reserved_units));
+        families.push(single(&catalog::REFUNDED_UNITS, self.refunded_units.get()));
+        families.push(single(&catalog::OVERAGE_UNITS, self.overage_units.get()));
         families.push(single(
-            "spend_sentinel_reserved_units",
-            "Units held by open reservations (part of the exposure); one that grows and never falls is a reservation never settled.",
-            gauges.reserved_units,
-        ));
-        families.push(counter(
-            "spend_sentinel_refunded_units_total",
-            "Held units that settled reservations gave back unused.",
-            self.refunded_units.get(),
-        ));
-        families.push(counter(
-            "spend_sentinel_overage_units_total",
-            "Units recorded beyond what was admitted: settles above their reservation, and charges.",
-            self.overage_units.get(),
-        ));
-        families.push(counter(
-            "spend_sentinel_refresh_on_demand_total",
-            "Refreshes started at once, without their pause, because the ledger reached half the node budget.",
+            &catalog::ON_DEMAND,
             u64_as_f64(self.demand_refreshes.load(Relaxed)),
         ));
         families.push(holds_family(&gauges.holds));
-        families.push(Family {
-            name: "spend_sentinel_build_info",
-            help: "1, labelled with the version of spend-sentinel.",
-            kind: "info",
-            samples: vec![sample(
-                "spend_sentinel_build_info",
+        families.push(Family::of(
+            &catalog::BUILD,
+            vec![sample(
+                catalog::BUILD.name,
                 vec![("version", env!("CARGO_PKG_VERSION").into())],
                 1.0,
             )],
-        });
+        ));
         families
     }
 
     fn duration_family(&self) -> Family {
-        let name = "spend_sentinel_refresh_duration_seconds";
+        let name = catalog::DURATION.name;
         let mut samples = Vec::new();
         let mut cumulative = 0;
         for (i, le) in DURATION_BUCKETS.iter().enumerate() {
@@ -396,12 +352,7 @@ impl Metrics {
             self.duration_sum.get(),
         ));
         samples.push(sample(&format!("{name}_count"), vec![], count));
-        Family {
-            name,
-            help: "Duration of the refreshes sent to the authority.",
-            kind: "histogram",
-            samples,
-        }
+        Family::of(&catalog::DURATION, samples)
     }
 
     /// Every combination that can happen (from ≠ to, and a reason `to` can be entered with: 22
@@ -420,20 +371,11 @@ impl Metrics {
                         ("to", to.as_str().into()),
                         ("reason", reason.as_str().into()),
                     ];
-                    samples.push(sample(
-                        "spend_sentinel_transitions_total",
-                        labels,
-                        u64_as_f64(count),
-                    ));
+                    samples.push(sample(catalog::TRANSITIONS.name, labels, u64_as_f64(count)));
                 }
             }
         }
-        Family {
-            name: "spend_sentinel_transitions_total",
-            help: "Readiness status changes, by from, to and the reason after the change.",
-            kind: "counter",
-            samples,
-        }
+        Family::of(&catalog::TRANSITIONS, samples)
     }
 }
 
@@ -441,16 +383,14 @@ impl Metrics {
 /// `[A-Za-z0-9_.:-]`), so the series are as many as the names it uses; a name stays at 0 once
 /// its last hold is released.
 fn holds_family(holds: &[(String, usize)]) -> Family {
-    let name = "spend_sentinel_holds";
-    Family {
-        name,
-        help: "Open readiness holds (sentinel.hold(name)) by name: while any is open, readiness is not_ready (held).",
-        kind: "gauge",
-        samples: holds
+    let name = catalog::HOLDS.name;
+    Family::of(
+        &catalog::HOLDS,
+        holds
             .iter()
             .map(|(hold, open)| sample(name, vec![("name", hold.clone())], open_count(*open)))
             .collect(),
-    }
+    )
 }
 
 /// A count of open holds as a sample value (far below 2^53: exact).
@@ -472,7 +412,7 @@ pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Ve
         for s in BREAKER_STATES {
             let labels = vec![("name", name.clone()), ("state", s.as_str().into())];
             state.push(sample(
-                "spend_sentinel_breaker_state",
+                catalog::BREAKER_STATE.name,
                 labels,
                 if s == *now { 1.0 } else { 0.0 },
             ));
@@ -485,25 +425,15 @@ pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Ve
         ] {
             let labels = vec![("name", name.clone()), ("result", result.into())];
             calls.push(sample(
-                "spend_sentinel_breaker_calls_total",
+                catalog::BREAKER_CALLS.name,
                 labels,
                 u64_as_f64(value),
             ));
         }
     }
     vec![
-        Family {
-            name: "spend_sentinel_breaker_state",
-            help: "1 for each named circuit breaker's current state, 0 for the others.",
-            kind: "gauge",
-            samples: state,
-        },
-        Family {
-            name: "spend_sentinel_breaker_calls_total",
-            help: "Calls through each named circuit breaker, by result.",
-            kind: "counter",
-            samples: calls,
-        },
+        Family::of(&catalog::BREAKER_STATE, state),
+        Family::of(&catalog::BREAKER_CALLS, calls),
     ]
 }
 
@@ -515,41 +445,25 @@ pub(crate) fn sample(name: &str, labels: Vec<(&'static str, String)>, value: f64
     }
 }
 
-/// A family whose one label takes a closed set of values: one sample per `(value, number)`.
+/// A family whose one label (the spec's) takes a closed set of values: one sample per
+/// `(value, number)`.
 pub(crate) fn by_label(
-    name: &'static str,
-    help: &'static str,
-    kind: &'static str,
-    label: &'static str,
+    spec: &FamilySpec,
     values: impl IntoIterator<Item = (&'static str, f64)>,
 ) -> Family {
-    Family {
-        name,
-        help,
-        kind,
-        samples: values
+    let label = spec.labels[0];
+    Family::of(
+        spec,
+        values
             .into_iter()
-            .map(|(value, number)| sample(name, vec![(label, value.into())], number))
+            .map(|(value, number)| sample(spec.name, vec![(label, value.into())], number))
             .collect(),
-    }
+    )
 }
 
-pub(crate) fn single(name: &'static str, help: &'static str, value: f64) -> Family {
-    unlabelled(name, help, "gauge", value)
-}
-
-/// A counter with no labels.
-pub(crate) fn counter(name: &'static str, help: &'static str, value: f64) -> Family {
-    unlabelled(name, help, "counter", value)
-}
-
-fn unlabelled(name: &'static str, help: &'static str, kind: &'static str, value: f64) -> Family {
-    Family {
-        name,
-        help,
-        kind,
-        samples: vec![sample(name, vec![], value)],
-    }
+/// A family without labels: one sample.
+pub(crate) fn single(spec: &FamilySpec, value: f64) -> Family {
+    Family::of(spec, vec![sample(spec.name, vec![], value)])
 }
 
 /// `families` in `format`.

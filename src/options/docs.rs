@@ -4,7 +4,9 @@
 //! `catalog.rs`, when a table's markers are missing from its page, or when markers of a table
 //! appear on a page that is not its own (README.md or another page of docs/: a stale copy);
 //! `SPEND_SENTINEL_BLESS=1 cargo test --lib options::docs` rewrites them (each page only between
-//! its `<!-- options:begin NAME -->` and `<!-- options:end NAME -->` markers).
+//! its `<!-- options:begin NAME -->` and `<!-- options:end NAME -->` markers). The same command
+//! rewrites the OpenTelemetry mapping table of docs/metrics.md from the metric catalog
+//! (`metrics::catalog`, between `<!-- metrics:begin otel -->` and `<!-- metrics:end otel -->`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ const TYPINGS: &str = "js/option-types.d.ts";
 const README: &str = "README.md";
 const DOCS: &str = "docs";
 const BLESS: &str = "SPEND_SENTINEL_BLESS";
+const METRICS_PAGE: &str = "docs/metrics.md";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -43,6 +46,31 @@ fn doc_tables_and_typings_follow_the_option_schema() {
         }
         targets.push((page.to_owned(), actual, expected));
     }
+    write_or_fail(targets, "the option schema (src/options/catalog.rs)", bless);
+}
+
+/// The OpenTelemetry mapping table of docs/metrics.md is the metric catalog's.
+#[test]
+fn the_metric_mapping_table_follows_the_metric_catalog() {
+    let bless = std::env::var(BLESS).is_ok_and(|v| v == "1");
+    let actual = read_or_empty(&root().join(METRICS_PAGE));
+    let (begin, end) = ("<!-- metrics:begin otel -->\n", "<!-- metrics:end otel -->");
+    let expected = splice_between(
+        &actual,
+        begin,
+        end,
+        &crate::metrics::catalog::mapping_table(),
+    )
+    .unwrap_or_else(|e| panic!("{METRICS_PAGE}: {e}"));
+    write_or_fail(
+        vec![(METRICS_PAGE.to_owned(), actual, expected)],
+        "the metric catalog (src/metrics/catalog.rs)",
+        bless,
+    );
+}
+
+/// Rewrites (with `bless`) or fails with a diff for each `(file, actual, expected)` that differ.
+fn write_or_fail(targets: Vec<(String, String, String)>, source: &str, bless: bool) {
     let mut stale = Vec::new();
     for (name, actual, expected) in targets {
         if actual == expected {
@@ -56,8 +84,8 @@ fn doc_tables_and_typings_follow_the_option_schema() {
     }
     assert!(
         stale.is_empty(),
-        "these files disagree with the option schema (src/options/catalog.rs); to rewrite them \
-         run `{BLESS}=1 cargo test --lib options::docs`\n\n{}",
+        "these files disagree with {source}; to rewrite them run \
+         `{BLESS}=1 cargo test --lib options::docs`\n\n{}",
         stale.join("\n")
     );
 }
@@ -116,9 +144,14 @@ fn markers(name: &str) -> (String, String) {
 /// `text` with what is between the markers of `name` replaced by `table`.
 fn splice(text: &str, name: &str, table: &str) -> Result<String, String> {
     let (begin, end) = markers(name);
+    splice_between(text, &begin, &end, table)
+}
+
+/// `text` with what is between `begin` and `end` replaced by `table`.
+fn splice_between(text: &str, begin: &str, end: &str, table: &str) -> Result<String, String> {
     let missing = || format!("no `{}` … `{end}` pair", begin.trim_end());
-    let start = text.find(&begin).ok_or_else(missing)? + begin.len();
-    let stop = text[start..].find(&end).ok_or_else(missing)? + start;
+    let start = text.find(begin).ok_or_else(missing)? + begin.len();
+    let stop = text[start..].find(end).ok_or_else(missing)? + start;
     Ok(format!("{}{table}{}", &text[..start], &text[stop..]))
 }
 
