@@ -38,6 +38,17 @@ export declare class BreakerCore {
   stats(): CircuitBreakerStats
 }
 
+/** One sentinel as the OpenTelemetry bridge reads it. Internal to js/opentelemetry.js. */
+export declare class MetricsFeed {
+  /**
+   * The values of the sentinel's series now (those of `metricFamilies()` but the histogram's:
+   * one native call, numbers only), or `null` once it is closed.
+   */
+  read(): FeedReading | null
+  /** Stops calling the listener. Idempotent. */
+  stop(): void
+}
+
 /**
  * Tells a usage-billed service whether it may take the next billable request: refreshes the
  * evidence that its credential is valid and its tier includes the meter, in the background,
@@ -241,6 +252,22 @@ export interface CircuitBreakerStats {
  */
 export declare function computeBudget(budget: import('./js/option-types').BudgetOptions): BudgetAnswer
 
+/**
+ * `feed.read()`: the value of every series but the histogram's, in the order of `layout`;
+ * `layout` only when the series differ from those of this feed's previous reading (the first
+ * reading, a new hold name, a breaker made or collected, the evidence age appearing).
+ */
+export interface FeedReading {
+  values: Float64Array
+  layout?: Array<FeedSeries>
+}
+
+/** One series of a `MetricsFeed` reading: its family (an index into `metricCatalog()`) and labels. */
+export interface FeedSeries {
+  family: number
+  labels: Record<string, string>
+}
+
 export interface FleetFigures {
   liveNodes: number
   maxNodes: number
@@ -325,6 +352,9 @@ export interface FleetSettings {
   leaseSeconds: number
 }
 
+/** Every metric family `metrics()` can show, in its order (docs/metrics.md, OpenTelemetry). */
+export declare function metricCatalog(): Array<MetricSpec>
+
 /** One metric family of `metricFamilies()`: what `metrics()` renders as text. */
 export interface MetricFamily {
   name: string
@@ -340,6 +370,32 @@ export interface MetricSample {
   /** In a fixed (alphabetical) order. */
   labels: Record<string, string>
   value: number
+}
+
+/**
+ * Calls `onRefreshed(seconds)` on the JavaScript thread after each refresh sent to the
+ * authority (as it is counted in `spend_sentinel_refresh_duration_seconds`), until `stop()`.
+ */
+export declare function metricsFeed(sentinel: Sentinel, onRefreshed: (seconds: number) => void): MetricsFeed
+
+/**
+ * One family of `metricCatalog()`: its Prometheus name, HELP text and type, and its name, unit
+ * and instrument in OpenTelemetry.
+ */
+export interface MetricSpec {
+  name: string
+  help: string
+  /** As in `metricFamilies()`: `gauge`, `counter` or `histogram`. */
+  type: string
+  /** Its label names (a histogram's `le` aside). */
+  labels: Array<string>
+  /** Whence it comes: every sentinel, a sentinel with `budget.fleet`, or every named breaker. */
+  scope: 'sentinel' | 'fleet' | 'process'
+  otelName: string
+  otelUnit: string
+  instrument: 'ObservableCounter' | 'ObservableUpDownCounter' | 'ObservableGauge' | 'Histogram'
+  /** A histogram's bucket upper bounds (seconds); empty otherwise. */
+  buckets: Array<number>
 }
 
 /** A zero-argument native function that does nothing: the baseline of `bench/`. */

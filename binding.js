@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.BreakerCore = nativeBinding.BreakerCore
+module.exports.MetricsFeed = nativeBinding.MetricsFeed
 module.exports.Sentinel = nativeBinding.Sentinel
 module.exports.admissionCodeFunction = nativeBinding.admissionCodeFunction
 module.exports.admissionRefusalReasons = nativeBinding.admissionRefusalReasons
@@ -843,6 +844,8 @@ module.exports.breakerProtocol = nativeBinding.breakerProtocol
 module.exports.computeBudget = nativeBinding.computeBudget
 module.exports.FleetMode = nativeBinding.FleetMode
 module.exports.FleetRedisError = nativeBinding.FleetRedisError
+module.exports.metricCatalog = nativeBinding.metricCatalog
+module.exports.metricsFeed = nativeBinding.metricsFeed
 module.exports.nativeNoop = nativeBinding.nativeNoop
 module.exports.ReadinessReason = nativeBinding.ReadinessReason
 module.exports.ReadinessStatus = nativeBinding.ReadinessStatus

@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import {
   FAST_REFRESH,
   catchError,
+  controlledAuthority,
   fastOptions,
   held,
   pollUntil,
@@ -83,40 +84,6 @@ function transitionCounts(events) {
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
-}
-
-/**
- * A scripted authority driven by mode: `hold` (each call waits for the test) or an outcome every
- * call answers at once. `answers[i]` is what call i resolved with.
- */
-function controlledAuthority() {
-  const auth = scriptedAuthority();
-  const answers = [];
-  let mode = { hold: true };
-  auth.set((call) => {
-    if (mode.hold) {
-      return held(call).then((outcome) => {
-        answers[call.index] = outcome;
-        return outcome;
-      });
-    }
-    answers[call.index] = mode.answer;
-    return Promise.resolve(mode.answer);
-  });
-  return {
-    auth,
-    answers,
-    /** Holds the next call: resolves with it once it started (then exactly call.index refreshes are counted). */
-    async checkpoint() {
-      mode = { hold: true };
-      return auth.nextCall(3000);
-    },
-    /** Answers `call` with `outcome`; later calls answer `then` at once (or are held with 'hold'). */
-    release(call, outcome, then) {
-      mode = then === 'hold' ? { hold: true } : { answer: then };
-      call.release(outcome);
-    },
-  };
 }
 
 describe('the exposition format', () => {

@@ -6,7 +6,7 @@
 // without the platform package, it says what to install or build (the build itself, a third Rust
 // build, is `npm run test:release`: __test__/release/build-from-source.spec.mjs).
 //
-// Needs npm and the registry (or npm's cache) for express, fastify, prom-client, typescript and
+// Needs npm and the registry (or npm's cache) for express, fastify, prom-client, @opentelemetry/api, typescript and
 // @types/*, at the versions of package-lock.json. Needs the built addon
 // (spend-sentinel.linux-x64-gnu.node); it does not build it.
 import { describe, before, after, test } from 'node:test';
@@ -34,7 +34,7 @@ const require = createRequire(import.meta.url);
 const { MIN_GLIBC } = require('../js/native-error.js');
 
 /** What the consumer installs besides the two tarballs, at the versions this repository locks. */
-const CONSUMER_DEPS = ['express', 'fastify', 'prom-client', 'typescript', '@types/node', '@types/express'];
+const CONSUMER_DEPS = ['express', 'fastify', 'prom-client', '@opentelemetry/api', 'typescript', '@types/node', '@types/express'];
 const lockedVersion = (name) => {
   const version = lock.packages?.[`node_modules/${name}`]?.version;
   assert.ok(version, `${name} is in package-lock.json`);
@@ -324,7 +324,7 @@ describe('the packed package, installed into a new project', () => {
     // The typings came from the installed tarball, not from this checkout.
     const files = await mustRun('tsc --listFilesOnly', process.execPath, [tsc, '-p', 'tsconfig.json', '--listFilesOnly'], { cwd: consumer, timeoutMs: 60_000 });
     const ours = files.stdout.split('\n').filter((f) => /\/spend-sentinel\//.test(f));
-    for (const typing of ['binding.d.ts', 'js/main.d.ts', 'js/option-types.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
+    for (const typing of ['binding.d.ts', 'js/main.d.ts', 'js/option-types.d.ts', 'js/express.d.ts', 'js/fastify.d.ts', 'js/prom-client.d.ts', 'js/opentelemetry.d.ts', 'js/common.d.ts', 'js/breaker.d.ts']) {
       assert.ok(ours.includes(join(consumer, 'node_modules', 'spend-sentinel', typing)), `${typing} read from the installed package`);
     }
     assert.deepEqual(ours.filter((f) => !f.startsWith(join(consumer, 'node_modules'))), [], 'no typing from outside the consumer');

@@ -3,17 +3,20 @@
 // getter: three crossings) and after (one call of its admission function, decoded), against
 //  (a) nativeNoop(): a zero-argument napi function that does nothing (the floor of any native call);
 //  (b) a plain-JS object doing the same arithmetic (what the call would cost without crossing into Rust).
-// Then reservations (reserve, settle, extend) against admit(1) in the same run.
+// Then reservations (reserve, settle, extend) against admit(1) in the same run, and the
+// OpenTelemetry bridge: admit(1) and status() of a sentinel without it and of one observed on an
+// SDK meter (@opentelemetry/sdk-metrics), and one collection of that meter (2 named breakers).
 // First, the RSS and OS threads the first running sentinel adds to the process.
 // Run: npm run bench   (after npm run build). Prints medians of several runs; asserts nothing.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { measure, printRatios } from './measure.mjs';
+import { measure, measureAsync, printRatios } from './measure.mjs';
 
+const require = createRequire(import.meta.url);
 // js/native.js: the binding, with `reserve` added to its Sentinel class (js/reservation.js).
-const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = createRequire(import.meta.url)('../js/native.js');
+const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = require('../js/native.js');
 
 const CALLS = 2_000_000;
 const RUNS = 7;
@@ -94,6 +97,8 @@ async function main() {
     'ns/call',
     reservationRows(sentinel),
   );
+  console.log('');
+  await openTelemetryRows(budget);
   sentinel.close();
   if (sink === 42) console.log('');
 }
@@ -131,6 +136,66 @@ function reservationRows(sentinel) {
   if (sink === 42) console.log('');
   const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
   return ops.map(([name], k) => [name, median(samples[k])]);
+}
+
+/**
+ * admit(1) and status() of a sentinel without the OpenTelemetry bridge and of one with it, in the
+ * same run, then one collection (`reader.collect()`: our batch callback and the SDK's own work)
+ * of a meter where one sentinel and 2 named breakers are observed.
+ */
+async function openTelemetryRows(budget) {
+  const { CircuitBreaker } = require('../js/main.js');
+  const { observe } = require('../js/opentelemetry.js');
+  const { MeterProvider, MetricReader } = require('@opentelemetry/sdk-metrics');
+  class PullReader extends MetricReader {
+    async onForceFlush() {}
+    async onShutdown() {}
+  }
+  const reader = new PullReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  const inspect = async () => 'valid';
+  const without = new Sentinel({ budget, authority: { inspect } });
+  const observed = new Sentinel({ budget, authority: { inspect } });
+  await Promise.all([without.whenReady({ timeoutMs: 10_000 }), observed.whenReady({ timeoutMs: 10_000 })]);
+  // The meter, with the batch callback the bridge registers kept aside to time it alone.
+  const meter = provider.getMeter('bench');
+  let callback;
+  const spy = Object.create(meter);
+  spy.addBatchObservableCallback = (cb, observables) => {
+    callback = cb;
+    return meter.addBatchObservableCallback(cb, observables);
+  };
+  const stop = observe(observed, { meter: spy });
+  const breakers = ['bench-a', 'bench-b'].map((name) => new CircuitBreaker({ name }));
+  for (const breaker of breakers) await breaker.fire(async () => 'ok');
+  let sink = 0;
+  const rows = [
+    ['sentinel.admit(1), no bridge', () => { sink += without.admit(1) ? 1 : 0; }],
+    ['sentinel.admit(1), observed by the OpenTelemetry bridge', () => { sink += observed.admit(1) ? 1 : 0; }],
+    ['sentinel.status(), no bridge', () => { sink += without.status().length; }],
+    ['sentinel.status(), observed by the OpenTelemetry bridge', () => { sink += observed.status().length; }],
+  ];
+  const results = rows.map(([name, fn]) => [name, measure(fn, { calls: CALLS, runs: RUNS })]);
+  printRatios(`OpenTelemetry bridge, median of ${RUNS} runs × ${CALLS.toLocaleString()} calls`, 'ns/call', results);
+  const collections = 2000;
+  let observations = 0;
+  const counting = { observe: () => { observations += 1; } };
+  const ours = measure(() => callback(counting), { calls: collections, runs: RUNS });
+  const perCollection = await measureAsync(async () => {
+    const { resourceMetrics } = await reader.collect();
+    sink += resourceMetrics.scopeMetrics.length;
+  }, { calls: collections, runs: RUNS });
+  const series = observations / (collections * (RUNS + 1));
+  console.log(`\none collection of a meter observing 1 sentinel and 2 named breakers (${series} series), median of ${RUNS} runs × ${collections}`);
+  console.log('| part | µs/collection |');
+  console.log('|---|---:|');
+  console.log(`| the bridge's batch callback (one native read, ${series} observations handed over) | ${(ours / 1000).toFixed(1)} |`);
+  console.log(`| reader.collect(): that callback and the SDK's own aggregation | ${(perCollection / 1000).toFixed(1)} |`);
+  stop();
+  await provider.shutdown();
+  without.close();
+  observed.close();
+  if (sink === 42) console.log('');
 }
 
 /** A fake authority in a child process, so its own garbage is not counted against the sentinel. */

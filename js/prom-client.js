@@ -9,14 +9,12 @@
 // labels of its own (the same label names, other values), or its series would clash.
 
 const { checkSentinel, configError } = require('./options');
+const { attach, checkConstantLabels } = require('./bridge-labels');
 
-/** Label names our own families use (a constant label must not shadow one), and prom-client's. */
-const RESERVED_LABELS = new Set(['status', 'outcome', 'le', 'from', 'to', 'reason', 'name', 'state', 'result', 'version', 'mode', 'kind', 'quantile']);
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Process-wide families (every named CircuitBreaker): shown once per registry, without constant labels. */
 const PROCESS_WIDE = /^spend_sentinel_breaker_/;
 
-/** registry → { entries: Map<labelKey, { sentinel, labels }>, names: string[] | null, families: Map<name, registered> } */
+/** registry → { entries: Map<labelKey, { sentinel, labels }>, names: string, families: Map<name, registered> } */
 const registries = new WeakMap();
 
 function checkLabels(options) {
@@ -27,24 +25,8 @@ function checkLabels(options) {
   for (const key of Object.keys(options)) {
     if (key !== 'labels') throw configError('collect', `options.${key}`, 'unknown option (known here: labels)');
   }
-  const { labels = {} } = options;
-  if (labels === null || typeof labels !== 'object' || Array.isArray(labels)) {
-    throw configError('collect', 'labels', 'must be an object of label names to string values');
-  }
-  const out = {};
-  for (const [key, value] of Object.entries(labels)) {
-    if (!LABEL_NAME.test(key) || key.startsWith('__')) {
-      throw configError('collect', `labels.${key}`, 'must be a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)');
-    }
-    if (RESERVED_LABELS.has(key)) throw configError('collect', `labels.${key}`, 'is a label of our own families; pick another name');
-    if (typeof value !== 'string') throw configError('collect', `labels.${key}`, `must be a string (got ${value === null ? 'null' : typeof value})`);
-    out[key] = value;
-  }
-  return out;
+  return checkConstantLabels('collect', 'labels', options.labels);
 }
-
-const keyOf = (labels) => JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
-const namesOf = (labels) => JSON.stringify(Object.keys(labels).sort());
 
 /** The samples of family `familyName` over every collected sentinel, constant labels added. */
 function valuesOf(state, familyName) {
@@ -98,22 +80,13 @@ function collect(sentinel, registry = require('prom-client').register, options =
     throw configError('collect', 'registry', 'must be a prom-client Registry (or omitted for the default register)');
   }
   const labels = checkLabels(options);
-  const key = keyOf(labels);
-  let state = registries.get(registry);
-  if (state?.entries.size === 0) state = undefined;
-  if (state) {
-    const taken = state.entries.get(key);
-    if (taken && taken.sentinel === sentinel) return taken.remove; // collected already: a no-op
-    if (taken) {
-      throw configError('collect', 'labels', `another sentinel is collected in this registry with the same labels ${key}; give each sentinel distinct labels (e.g. { labels: { sentinel: 'billing' } })`);
-    }
-    if (namesOf(labels) !== state.names) {
-      throw configError('collect', 'labels', `must have the same label names as the sentinels already collected in this registry (${state.names})`);
-    }
-  } else {
-    state = { entries: new Map(), names: namesOf(labels), families: new Map() };
-    registries.set(registry, state);
-  }
+  const { state, key, taken } = attach(registries, registry, sentinel, labels, {
+    where: 'collect',
+    option: 'labels',
+    place: 'collected in this registry',
+    fresh: () => ({ families: new Map() }),
+  });
+  if (taken) return taken.remove; // collected already: a no-op
   registerFamilies(state, registry, sentinel);
   const entry = { sentinel, labels };
   entry.remove = function remove() {

@@ -162,6 +162,40 @@ export function held(call) {
 }
 
 /** Behaviour: answer `outcomes[i]` to call i, then use `rest` (a behaviour) for every later call. */
+/**
+ * A scripted authority driven by mode: `hold` (each call waits for the test) or an outcome every
+ * call answers at once. `answers[i]` is what call i resolved with.
+ */
+export function controlledAuthority() {
+  const auth = scriptedAuthority();
+  const answers = [];
+  let mode = { hold: true };
+  auth.set((call) => {
+    if (mode.hold) {
+      return held(call).then((outcome) => {
+        answers[call.index] = outcome;
+        return outcome;
+      });
+    }
+    answers[call.index] = mode.answer;
+    return Promise.resolve(mode.answer);
+  });
+  return {
+    auth,
+    answers,
+    /** Holds the next call: resolves with it once it started (then exactly call.index refreshes are counted). */
+    async checkpoint() {
+      mode = { hold: true };
+      return auth.nextCall(3000);
+    },
+    /** Answers `call` with `outcome`; later calls answer `then` at once (or are held with 'hold'). */
+    release(call, outcome, then) {
+      mode = then === 'hold' ? { hold: true } : { answer: then };
+      call.release(outcome);
+    },
+  };
+}
+
 export function sequence(outcomes, rest = never) {
   const tail = toBehaviour(rest);
   return (call) => (call.index < outcomes.length ? Promise.resolve(outcomes[call.index]) : tail(call));

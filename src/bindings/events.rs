@@ -21,7 +21,47 @@ use crate::rules::{self, JsType, Status, Verdict};
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
 
-type Listener = Arc<FunctionRef<TransitionEvent, Unknown<'static>>>;
+/// JavaScript functions called with an `A`, each under the id that removes it. Touched on the JS
+/// thread only (the lock makes the type shareable, it is never contended).
+struct Listeners<A: JsValuesTupleIntoVec + 'static> {
+    list: Mutex<Vec<(u64, Listener<A>)>>,
+}
+
+type Listener<A> = Arc<FunctionRef<A, Unknown<'static>>>;
+
+impl<A: JsValuesTupleIntoVec + 'static> Listeners<A> {
+    fn new() -> Self {
+        Listeners {
+            list: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn add(&self, id: u64, listener: FunctionRef<A, Unknown<'static>>) {
+        self.list.lock().push((id, Arc::new(listener)));
+    }
+
+    fn remove(&self, id: u64) {
+        self.list
+            .lock()
+            .retain(|(listener_id, _)| *listener_id != id);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.lock().is_empty()
+    }
+
+    /// Calls each listener with `arg()`; one that throws is skipped (napi clears its exception),
+    /// so it can neither crash the process nor starve the listeners after it.
+    fn call(&self, env: &Env, arg: impl Fn() -> A) {
+        // Copy the list first: a listener may remove itself (or others) while we iterate.
+        let listeners: Vec<_> = self.list.lock().iter().map(|(_, l)| l.clone()).collect();
+        for listener in listeners {
+            if let Ok(function) = listener.borrow_back(env) {
+                let _ = function.call(arg());
+            }
+        }
+    }
+}
 type Settle = Box<dyn FnOnce(Env) -> Result<Readiness> + Send>;
 type Waiter = JsDeferred<Readiness, Settle>;
 
@@ -29,8 +69,9 @@ pub struct JsSubscribers {
     js_thread: Arc<JsThread>,
     shared: Arc<SharedSentinel>,
     next_id: AtomicU64,
-    /// Touched on the JS thread only (the lock makes the type shareable, it is never contended).
-    listeners: Mutex<Vec<(u64, Listener)>>,
+    listeners: Listeners<TransitionEvent>,
+    /// Called with each refresh's duration in seconds (the OpenTelemetry bridge's histogram).
+    refresh_listeners: Listeners<f64>,
     waiters: Mutex<Vec<(u64, Waiter)>>,
     logger: Mutex<Option<JsLogger>>,
     /// Whether this sentinel (with no logger) has warned that `inspect` answered a bad value.
@@ -47,7 +88,8 @@ impl JsSubscribers {
             js_thread,
             shared,
             next_id: AtomicU64::new(1),
-            listeners: Mutex::new(Vec::new()),
+            listeners: Listeners::new(),
+            refresh_listeners: Listeners::new(),
             waiters: Mutex::new(Vec::new()),
             logger: Mutex::new(logger),
             warned_inspect_value: AtomicBool::new(false),
@@ -68,31 +110,40 @@ impl JsSubscribers {
     /// Registers `listener`; the returned id removes it.
     pub fn add_listener(&self, listener: FunctionRef<TransitionEvent, Unknown<'static>>) -> u64 {
         let id = self.next_id();
-        self.listeners.lock().push((id, Arc::new(listener)));
+        self.listeners.add(id, listener);
         id
     }
 
     pub fn remove_listener(&self, id: u64) {
-        self.listeners
-            .lock()
-            .retain(|(listener_id, _)| *listener_id != id);
+        self.listeners.remove(id);
     }
 
-    /// Calls every listener on the JS thread. A listener that throws is skipped (napi clears its
-    /// exception), so it can neither crash the process nor starve the listeners after it.
-    fn dispatch(&self, env: &Env, from: Status, now: &rules::Readiness) {
-        // Copy the list first: a listener may remove itself (or others) while we iterate.
-        let listeners: Vec<Listener> = self
-            .listeners
-            .lock()
-            .iter()
-            .map(|(_, l)| l.clone())
-            .collect();
-        for listener in listeners {
-            if let Ok(function) = listener.borrow_back(env) {
-                let _ = function.call(TransitionEvent::new(from, now));
-            }
+    /// Registers `listener` for the duration of every refresh sent; the returned id removes it.
+    pub fn add_refresh_listener(&self, listener: FunctionRef<f64, Unknown<'static>>) -> u64 {
+        let id = self.next_id();
+        self.refresh_listeners.add(id, listener);
+        id
+    }
+
+    pub fn remove_refresh_listener(&self, id: u64) {
+        self.refresh_listeners.remove(id);
+    }
+
+    /// Queues a call of every refresh listener with `took` in seconds, when there is any: on
+    /// the JS thread's one queue, so it runs before the next `inspect` call does.
+    fn tell_refreshed(self: &Arc<Self>, took: Duration) {
+        if self.refresh_listeners.is_empty() {
+            return;
         }
+        let events = self.clone();
+        self.js_thread.run(move |env| {
+            events.refresh_listeners.call(&env, || took.as_secs_f64());
+        });
+    }
+
+    /// Calls every listener on the JS thread, then hands the logger its line.
+    fn dispatch(&self, env: &Env, from: Status, now: &rules::Readiness) {
+        self.listeners.call(env, || TransitionEvent::new(from, now));
         if let Some(logger) = &*self.logger.lock() {
             let _ = logger.log(env, &logging::transition(from, now));
         }
@@ -234,9 +285,11 @@ impl SentinelObserver for JsObserver {
         self.0.settle_waiters();
     }
 
-    /// Without a logger, only an `inspect` answering a bad value is told (once, as a process
+    /// Refresh listeners hear of every refresh sent. Without a logger, only an `inspect`
+    /// answering a bad value is told (once, as a process
     /// warning): it is a mistake in the service's code that would otherwise never be seen.
     fn refreshed(&self, verdict: Verdict, took: Duration) {
+        self.0.tell_refreshed(took);
         if self.0.logger.lock().is_none() {
             if let Verdict::BadValue(kind) = verdict {
                 self.0.warn_inspect_value_once(kind);

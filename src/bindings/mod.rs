@@ -8,6 +8,7 @@ mod from_env;
 mod hold;
 mod hot_path;
 mod logger;
+mod metrics_feed;
 mod native_function;
 mod options;
 mod reservation;
@@ -19,6 +20,7 @@ mod warning;
 pub use breaker::{breaker_protocol, BreakerCore, BreakerProtocol};
 pub use compute_budget::{compute_budget, window_figures, BudgetAnswer};
 pub use hot_path::{admission_code_function, admission_refusal_reasons};
+pub use metrics_feed::{metric_catalog, metrics_feed, MetricsFeed};
 pub use reservation::reservation_functions;
 pub use sentinel::Sentinel;
 

@@ -380,13 +380,28 @@ impl Sentinel {
     }
 
     fn families(&self) -> Vec<crate::metrics::Family> {
-        let mut families = self.shared.metrics.families(&self.shared.gauges());
-        if let Some(fleet) = &self.fleet {
-            families.extend(fleet::metrics::families(&fleet.status(&self.shared)));
-        }
-        families.extend(breaker_registry::families());
-        families
+        families_of(&self.shared, self.fleet.as_ref())
     }
+
+    /// What the OpenTelemetry bridge reads of this sentinel (see `metrics_feed`).
+    pub(super) fn feed_parts(
+        &self,
+    ) -> (Arc<SharedSentinel>, Option<Arc<Fleet>>, &Arc<JsSubscribers>) {
+        (self.shared.clone(), self.fleet.clone(), &self.subscribers)
+    }
+}
+
+/// The families of a sentinel (with its fleet's) and of every named breaker: `metrics()`.
+pub(super) fn families_of(
+    shared: &SharedSentinel,
+    fleet: Option<&Arc<Fleet>>,
+) -> Vec<crate::metrics::Family> {
+    let mut families = shared.metrics.families(&shared.gauges());
+    if let Some(fleet) = fleet {
+        families.extend(fleet::metrics::families(&fleet.status(shared)));
+    }
+    families.extend(breaker_registry::families());
+    families
 }
 
 /// Throws a configuration error (`ERR_SPEND_SENTINEL_CONFIG`) naming the option or argument.
