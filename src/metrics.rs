@@ -18,6 +18,16 @@ pub mod catalog;
 
 use catalog::{FamilySpec, DURATION_BUCKETS};
 
+/// A family type as the 0.0.4 text format and prom-client name it: an OpenMetrics `info` is a
+/// `gauge` there.
+pub fn text_kind(kind: &'static str) -> &'static str {
+    if kind == "info" {
+        "gauge"
+    } else {
+        kind
+    }
+}
+
 /// Whether a status can be entered with a reason: each reason goes with one status.
 fn can_enter(to: Status, reason: Reason) -> bool {
     reason.status() == to
@@ -131,11 +141,7 @@ impl Family {
 
     /// The TYPE in the text format 0.0.4 (and for prom-client), which has no `info`.
     pub fn text_kind(&self) -> &'static str {
-        if self.kind == "info" {
-            "gauge"
-        } else {
-            self.kind
-        }
+        text_kind(self.kind)
     }
 
     /// The OpenMetrics family name: a counter's without `_total`, an info's without `_info`
