@@ -10,6 +10,7 @@
 
 const { admissionCodeFunction, admissionRefusalReasons } = require('./native');
 const { readOptions, checkSentinel, configError } = require('./options');
+const { ADMISSION } = require('./options-catalog');
 const { reservingFunction } = require('./reservation');
 
 /** Code 1 + i is a refusal for `REASONS[i]`; each second of window adds `SLOTS` (src/bindings/hot_path.rs). */
@@ -28,37 +29,6 @@ const EXCEEDS_NODE_BUDGET = Object.freeze({
 });
 
 /**
- * `units`: a function of the request (default: every request is 1 unit) or a fixed number. The
- * rule for a number is the addon's: the sentinel is asked once, now, with the very value (reading
- * only), so a fixed number `admit` would refuse fails here, with `admit`'s own words.
- */
-function readUnits(where, sentinel, value) {
-  if (value === undefined) return () => 1;
-  if (typeof value === 'function') return value;
-  try {
-    sentinel.refusalReason(value);
-  } catch (err) {
-    if (err?.code !== UNITS_ERROR) throw err;
-    const error = configError(where, 'units', `must be a function (req) => units, or a number admit() accepts (${err.message})`);
-    error.cause = err;
-    throw error;
-  }
-  return () => value;
-}
-
-function readSettle(value, fail) {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'function') fail('must be a function (req, res) => the units actually used');
-  return value;
-}
-
-function readRetryAfter(value, fail) {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 1) fail('must be a whole number of seconds ≥ 1');
-  return value;
-}
-
-/**
  * Returns the guard for `options`. Without `settle`: `{ decide }`, where `decide(req)` answers
  * `null` when the request's units were admitted (they are now in the ledger), otherwise the
  * answer `{ statusCode, headers?, body }` to send (400, 413 or 503; see `judgingUnits` and
@@ -69,11 +39,7 @@ function readRetryAfter(value, fail) {
  */
 function createAdmission(where, sentinel, options, logError) {
   checkSentinel(where, sentinel);
-  const config = readOptions(where, options, {
-    units: (value) => readUnits(where, sentinel, value),
-    settle: readSettle,
-    retryAfterSeconds: readRetryAfter,
-  });
+  const config = readOptions(where, options, ADMISSION, { sentinel });
   if (config.settle !== undefined) {
     const reserveOrCode = nativeFunctionOf(where, sentinel, reservingFunction);
     const reserve = reserving(reserveOrCode, config.units, refusals(sentinel, config));

@@ -22,18 +22,37 @@ declare namespace spendSentinel {
   /**
    * The probe options, and Fastify's own registration options, which apply to the probe routes:
    * `prefix` (`{ prefix: '/internal' }` serves `/internal/ready`…), `logLevel`, `logSerializers`.
+   * The fields between the `js-options` markers are generated from js/options-catalog.js: edit
+   * them there, then run `node scripts/gen-js-options.mjs`.
    */
   export interface PluginOptions extends common.ProbeOptions, Omit<RegisterOptions, 'logLevel'> {
     sentinel: Sentinel;
-    /** Log level of the probe routes. Default `"warn"` (probes are frequent). */
+    // js-options:begin fastify-plugin
+    /**
+     * Fastify's own registration option, applied to the probe routes: `'/internal'` serves
+     * `/internal/ready`, `/internal/live` and `/internal/startup`. A path starting with "/", e.g.
+     * "/internal". Default: none.
+     */
+    prefix?: RegisterOptions['prefix'];
+    /**
+     * Log level of the probe routes, so that probes (frequent) do not flood the request log. A
+     * Fastify log level such as "warn". Default: `warn`.
+     */
     logLevel?: RegisterOptions['logLevel'];
     /**
+     * Fastify's own registration option, applied to the probe routes. An object of serializer
+     * functions. Default: none.
+     */
+    logSerializers?: RegisterOptions['logSerializers'];
+    /**
      * Fastify route options for the probe routes, e.g. OpenAPI/Swagger `schema`s: shared by the
-     * three, or per probe (`ready`, `live`, `startup`: its `schema` replaces the shared one, its
-     * `config` is merged over it). Probes answer in the first `onRequest` hook, so a schema
-     * documents them but validates nothing; `config.rateLimit` stays `false`.
+     * three, or per probe (its `schema` replaces the shared one, its `config` is merged over it).
+     * Probes answer in the first `onRequest` hook, so a schema documents them but validates
+     * nothing; `config.rateLimit` stays `false`. `{ schema, config }`, shared or per probe
+     * (`ready`, `live`, `startup`), each an object. Default: none.
      */
     routeOptions?: ProbeRouteOptions & { ready?: ProbeRouteOptions; live?: ProbeRouteOptions; startup?: ProbeRouteOptions };
+    // js-options:end fastify-plugin
   }
   export interface ProbeRouteOptions {
     /** Fastify's route schema, plus what schema plugins add (`tags`, `summary`, `hide`…). */

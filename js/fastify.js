@@ -6,73 +6,19 @@
 const fp = require('fastify-plugin');
 const { createProbes } = require('./probes');
 const { configError } = require('./options');
+const { FASTIFY_PLUGIN } = require('./options-catalog');
+const { PROBES } = require('./route-options');
 const { createAdmission } = require('./admission');
 const { Reservation } = require('./reservation');
 const { gracefulShutdown: shutdownFor } = require('./shutdown');
 const { BASE_HEADERS, isDeep } = require('./http-answer');
-
-const PROBES = ['ready', 'live', 'startup'];
-const ROUTE_KEYS = ['schema', 'config'];
-
-const FASTIFY_OPTIONS = {
-  // Fastify's own registration options (`app.register(plugin, { prefix, logLevel, logSerializers })`).
-  // Fastify applies them to an encapsulated plugin; this one is not encapsulated (its hook must
-  // see the whole app), so it applies them to its routes itself.
-  prefix: (value, fail) => {
-    if (value === undefined || value === '') return '';
-    if (typeof value !== 'string' || !value.startsWith('/')) fail('must be a path starting with "/", e.g. "/internal"');
-    return value.replace(/\/+$/, '');
-  },
-  // Probes arrive every few seconds from every kubelet: keep them out of the info-level log.
-  logLevel: (value, fail) => {
-    if (value === undefined) return 'warn';
-    if (typeof value !== 'string' || value === '') fail('must be a Fastify log level such as "warn"');
-    return value;
-  },
-  logSerializers: (value, fail) => {
-    if (value === undefined) return undefined;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('must be an object of serializer functions');
-    return value;
-  },
-  routeOptions: readRouteOptions,
-};
-
-/**
- * `routeOptions: { schema, config, ready: { schema, config }, live: …, startup: … }`: Fastify
- * route options for the probe routes (e.g. OpenAPI schemas), shared or per probe (per probe
- * wins: its `schema` replaces the shared one, its `config` is merged over the shared one).
- */
-function readRouteOptions(value, fail) {
-  const perProbe = { ready: {}, live: {}, startup: {} };
-  if (value === undefined) return perProbe;
-  const readOne = (obj, allowed, where) => {
-    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) fail(`${where}must be an object`);
-    for (const key of Object.keys(obj)) {
-      if (!allowed.includes(key)) fail(`${where}"${key}" is not a route option here (known: ${allowed.join(', ')})`);
-    }
-    for (const key of ROUTE_KEYS) {
-      if (obj[key] !== undefined && (obj[key] === null || typeof obj[key] !== 'object' || Array.isArray(obj[key]))) {
-        fail(`${where}${key} must be an object`);
-      }
-    }
-  };
-  readOne(value, [...ROUTE_KEYS, ...PROBES], '');
-  for (const probe of PROBES) {
-    const own = value[probe] ?? {};
-    readOne(own, ROUTE_KEYS, `${probe}: `);
-    const schema = own.schema ?? value.schema;
-    const config = { ...value.config, ...own.config };
-    perProbe[probe] = schema === undefined ? { config } : { schema, config };
-  }
-  return perProbe;
-}
 
 /** Marks the probe routes so the early hook recognises them without comparing paths. */
 const PROBE_ROUTE = Symbol('spend-sentinel probe route');
 
 async function spendSentinelPlugin(app, opts) {
   const { sentinel, ...options } = opts;
-  const p = createProbes('spendSentinel', sentinel, options, FASTIFY_OPTIONS);
+  const p = createProbes('spendSentinel', sentinel, options, FASTIFY_PLUGIN);
   decorateSentinel(app, sentinel);
   // `request.spendReservation`, set by a settling `admission` guard; null on every other request.
   if (!app.hasRequestDecorator('spendReservation')) app.decorateRequest('spendReservation', null);

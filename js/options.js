@@ -2,7 +2,8 @@
 // Option checking for the JavaScript glue, in the same style as `new Sentinel(options)`: every
 // error names the option and the rule it breaks, carries `code` ERR_SPEND_SENTINEL_CONFIG, and is
 // thrown before anything starts (so a bad option changes nothing). Unknown keys are refused, so a
-// typo such as `readypath` fails loudly instead of silently using the default.
+// typo such as `readypath` fails loudly instead of silently using the default. What each option
+// is, its rule and its default are in options-catalog.js; `readOptions` is the one reader of it.
 
 const CONFIG = 'ERR_SPEND_SENTINEL_CONFIG';
 
@@ -22,53 +23,47 @@ function describe(value) {
 }
 
 /**
- * Reads `options` (an object or undefined) against `spec`: `{ name: (value, fail) => parsed }`.
- * Each reader gets the raw value (possibly undefined) and returns the parsed one or calls `fail`.
+ * Reads `options` (an object or undefined) against `spec`, either a section of the catalog
+ * (`{ options: [{ name, kind, default | defaultOf }] }`) or `{ name: (value, fail) => parsed }`
+ * for an entry point outside it. An absent option gets its default (a parsed value, or
+ * `defaultOf()` when it depends on the environment); a given one is read by its kind, which
+ * returns the parsed value or calls `fail()`: the kind's rule, or `fail(detail)` for a narrower
+ * one, or `fail(detail, cause)` when an error of the addon says why (its words name the value).
+ * `context` is passed to the kinds that need more than the value (the sentinel, say).
  */
-function readOptions(where, options, spec) {
+function readOptions(where, options, spec, context = {}) {
+  const entries = Array.isArray(spec.options) ? spec.options : adHocEntries(spec);
   if (options === undefined) options = {};
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw configError(where, 'options', `must be an object (got ${describe(options)})`);
   }
+  const known = entries.map((entry) => entry.name);
   for (const key of Object.keys(options)) {
-    if (!Object.hasOwn(spec, key)) {
-      throw configError(where, key, `is not an option (known: ${Object.keys(spec).join(', ')})`);
+    if (!known.includes(key)) {
+      throw configError(where, key, `is not an option (known: ${known.join(', ')})`);
     }
   }
   const parsed = {};
-  for (const [name, read] of Object.entries(spec)) {
-    parsed[name] = read(options[name], (rule) => {
-      throw configError(where, name, `${rule} (got ${describe(options[name])})`);
-    });
+  for (const entry of entries) {
+    const value = options[entry.name];
+    const fail = (detail = `must be ${entry.kind.rule}`, cause = undefined) => {
+      const err = configError(where, entry.name, cause ? detail : `${detail} (got ${describe(value)})`);
+      if (cause) err.cause = cause;
+      throw err;
+    };
+    parsed[entry.name] = value === undefined && !entry.readsAbsent ? defaultOf(entry) : entry.kind.read(value, fail, context);
   }
   return parsed;
 }
 
-// Readers: each returns a function (value, fail) => parsed, with the default when undefined.
+function defaultOf(entry) {
+  return entry.defaultOf ? entry.defaultOf() : entry.default;
+}
 
-const milliseconds =
-  (fallback, { min = 0 } = {}) =>
-  (value, fail) => {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-      fail(`must be a finite number of milliseconds ≥ ${min}`);
-    }
-    return value;
-  };
-
-const path = (fallback) => (value, fail) => {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !value.startsWith('/') || /[?#\s]/.test(value)) {
-    fail('must be a path starting with "/", without query, fragment or spaces');
-  }
-  return value;
-};
-
-const optionalString = (value, fail) => {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') fail('must be a non-empty string');
-  return value;
-};
+/** `{ name: (value, fail) => parsed }` as entries whose reader also sees an absent value. */
+function adHocEntries(spec) {
+  return Object.entries(spec).map(([name, read]) => ({ name, kind: { read }, readsAbsent: true }));
+}
 
 /** Throws unless `sentinel` looks like a spend-sentinel `Sentinel` (duck-typed, so fakes work in tests). */
 function checkSentinel(where, sentinel) {
@@ -80,4 +75,4 @@ function checkSentinel(where, sentinel) {
   return sentinel;
 }
 
-module.exports = { readOptions, configError, checkSentinel, milliseconds, path, optionalString };
+module.exports = { readOptions, configError, checkSentinel, describe };

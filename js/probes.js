@@ -9,42 +9,21 @@
 // own (`sentinel.hasRefreshed()`), so every probes instance agrees. No probe returns error text.
 
 const { startLoopDelayMonitor } = require('./loop-delay');
-const { readOptions, checkSentinel, configError, milliseconds, path, optionalString } = require('./options');
-
-const PROBE_OPTIONS = {
-  readyPath: path('/ready'),
-  livePath: path('/live'),
-  startupPath: path('/startup'),
-  release: optionalString,
-  maxEventLoopDelayMs: milliseconds(1000, { min: 1 }),
-  eventLoopSampleMs: milliseconds(1000, { min: 50 }),
-  checks: readChecks,
-  checkTimeoutMs: milliseconds(500, { min: 1 }),
-};
-
-function readChecks(value, fail) {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    fail('must be an object of { name: async () => {} } functions');
-  }
-  for (const [name, check] of Object.entries(value)) {
-    if (typeof check !== 'function') fail(`member "${name}" must be a function`);
-  }
-  return { ...value };
-}
+const { readOptions, checkSentinel, configError } = require('./options');
+const { PROBES } = require('./options-catalog');
 
 /**
- * Parses the probe options once and starts the event-loop monitor. `extra` lets a framework
- * adapter accept a few options of its own (returned parsed alongside).
+ * Parses the probe options once and starts the event-loop monitor. `extra`, a section of the
+ * option catalog, lets a framework adapter accept a few options of its own (returned parsed
+ * alongside).
  */
-function createProbes(where, sentinel, options, extra = {}) {
+function createProbes(where, sentinel, options, extra = { options: [] }) {
   checkSentinel(where, sentinel);
-  const config = readOptions(where, options, { ...PROBE_OPTIONS, ...extra });
+  const config = readOptions(where, options, { options: [...PROBES.options, ...extra.options] });
   const paths = [config.readyPath, config.livePath, config.startupPath];
   if (new Set(paths).size !== paths.length) {
     throw configError(where, 'readyPath, livePath, startupPath', 'must be three different paths');
   }
-  const release = config.release ?? (process.env.RELEASE_SHA || 'dev');
   const loop = startLoopDelayMonitor({ maxDelayMs: config.maxEventLoopDelayMs, sampleMs: config.eventLoopSampleMs });
   const deep = new DeepChecks(config.checks, config.checkTimeoutMs);
 
@@ -60,7 +39,7 @@ function createProbes(where, sentinel, options, extra = {}) {
     ready: () => readinessAnswer(sentinel),
     /** Synchronous unless `deep`, then a promise (the checks run, each bounded). */
     live(isDeep) {
-      const answer = livenessAnswer(loop.delayMs(), config.maxEventLoopDelayMs, release);
+      const answer = livenessAnswer(loop.delayMs(), config.maxEventLoopDelayMs, config.release);
       if (!isDeep) return answer;
       return deep.run().then((checks) => ({ statusCode: answer.statusCode, body: { ...answer.body, checks } }));
     },

@@ -16,57 +16,8 @@
 
 const http = require('node:http');
 const https = require('node:https');
-const { constants } = require('node:os');
-const { readOptions, checkSentinel, configError, milliseconds } = require('./options');
-
-const UNCATCHABLE = new Set(['SIGKILL', 'SIGSTOP']);
-
-const SHUTDOWN_OPTIONS = {
-  drainDelayMs: milliseconds(5000),
-  timeoutMs: milliseconds(30000),
-  signals: readSignals,
-  exit: boolean(true),
-  beforeShutdown: hook,
-  onShutdown: hook,
-  hookTimeoutMs: milliseconds(10000),
-  logger: (value, fail) => {
-    if (value === undefined) return null;
-    if (value === null || typeof value !== 'object' || typeof value.error !== 'function') {
-      fail('must be an object with an error(obj, msg) method (pino, console, …)');
-    }
-    return value;
-  },
-  sigintSkipsDrainDelay: (value, fail) => {
-    if (value === undefined) return !process.env.KUBERNETES_SERVICE_HOST;
-    if (typeof value !== 'boolean') fail('must be a boolean (default: true outside Kubernetes)');
-    return value;
-  },
-};
-
-function boolean(fallback) {
-  return (value, fail) => {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'boolean') fail('must be a boolean');
-    return value;
-  };
-}
-
-function hook(value, fail) {
-  if (value === undefined) return null;
-  if (typeof value !== 'function') fail('must be a function (may return a promise)');
-  return value;
-}
-
-function readSignals(value, fail) {
-  if (value === undefined) return ['SIGTERM', 'SIGINT'];
-  if (!Array.isArray(value) || value.length === 0) fail('must be a non-empty array of signal names');
-  for (const signal of value) {
-    if (typeof signal !== 'string' || !Object.hasOwn(constants.signals, signal) || UNCATCHABLE.has(signal)) {
-      fail(`must name catchable signals such as "SIGTERM" (bad entry: ${JSON.stringify(String(signal))})`);
-    }
-  }
-  return [...new Set(value)];
-}
+const { readOptions, checkSentinel, configError } = require('./options');
+const { SHUTDOWN } = require('./options-catalog');
 
 /**
  * Installs the signal handlers; returns `{ shutdown(), dispose() }`. `shutdown()` runs the same
@@ -76,7 +27,7 @@ function readSignals(value, fail) {
 function gracefulShutdown(where, target, sentinel, options) {
   const closer = closerFor(where, target);
   checkSentinel(where, sentinel);
-  const config = readOptions(where, options, SHUTDOWN_OPTIONS);
+  const config = readOptions(where, options, SHUTDOWN);
   closer.track();
 
   let running = null;
