@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILD_FROM_SOURCE, INSTALL_TIMEOUT_MS, STEP_TIMEOUT_MS, binaryName, childEnv, describeRun, installWithoutPlatformPackage, mustRun, packRelease, pkg, platformPkg, root, run } from './helpers/pack.mjs';
+import { BUILD_FROM_SOURCE, INSTALL_TIMEOUT_MS, STEP_TIMEOUT_MS, binaryName, childEnv, compiledByReleaseBuild, describeRun, installWithoutPlatformPackage, mustRun, packRelease, pkg, platformPkg, root, run } from './helpers/pack.mjs';
 import { PUBLIC_API, INTERNAL } from './helpers/public-api.mjs';
 import { posixJoin, relativeLinks } from './helpers/markdown-links.mjs';
 import { glibcVersionsNeeded, sha256, versionAtMost } from './helpers/elf.mjs';
@@ -363,17 +363,21 @@ describe('the packed package, installed into a new project', () => {
   // holds every file the tested build compiled, byte for byte, and the command, with a stand-in
   // cargo, builds the shipped manifest and installs what cargo made where the loader finds it.
   test('the tarball ships every file the tested build compiled (cargo dep-info), byte for byte, with Cargo.toml and Cargo.lock', () => {
-    const depInfo = readdirSync(join(root, 'target'), { recursive: true })
-      .filter((f) => f.endsWith('libspend_sentinel.d') && f.includes('release'))
-      .map((f) => join(root, 'target', f))
-      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
-    assert.ok(depInfo, 'the release build left its dep-info (target/**/release/libspend_sentinel.d)');
-    const compiled = [...new Set(readFileSync(depInfo, 'utf8').split(/\s+/).filter((f) => f.startsWith(root) && !f.endsWith(':')))].map((f) => f.slice(root.length));
-    assert.ok(compiled.includes('src/lib.rs') && compiled.some((f) => f.endsWith('.lua')), `dep-info lists the sources: ${compiled.slice(0, 5)}`);
+    const compiled = compiledByReleaseBuild();
+    assert.ok(compiled.includes('src/lib.rs'), `dep-info lists the sources: ${compiled.slice(0, 5)}`);
     for (const file of [...compiled, 'Cargo.toml', 'Cargo.lock', 'build.rs']) {
       assert.ok(main.paths.includes(file), `${file} (compiled by the tested build) is in the tarball`);
       assert.ok(readFileSync(join(unpacked, 'package', file)).equals(readFileSync(join(root, file))), `${file} is shipped as compiled`);
     }
+  });
+
+  // The converse: the from-source build (`cargo build --release --lib`) compiles no test, so the
+  // unit tests, the explorer and the simulations beside the sources stay out of the tarball
+  // ("files" in package.json leaves them out by name).
+  test('the tarball ships no file of src/ that the release build does not compile', () => {
+    const compiled = new Set(compiledByReleaseBuild());
+    const extra = main.paths.filter((file) => file.startsWith('src/') && !compiled.has(file));
+    assert.deepEqual(extra, [], 'files of src/ the release build does not compile (test-only): leave them out with a "!…" entry in package.json\'s "files"');
   });
 
   test("docs/platforms.md's build-from-source command, with a stand-in cargo: builds the shipped manifest --locked, installs the library, the package loads it", async () => {

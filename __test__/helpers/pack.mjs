@@ -1,7 +1,7 @@
 // The release tarballs, as the packaging suites install them: __test__/pack-install.spec.mjs (every
 // `npm test`) and __test__/release/build-from-source.spec.mjs (`npm run test:release`).
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './wait.mjs';
@@ -18,6 +18,28 @@ assert.ok(BUILD_FROM_SOURCE, 'docs/platforms.md gives the build-from-source comm
 // Upper bounds that only end a hang: a slow machine or registry makes these steps slower, not red.
 export const INSTALL_TIMEOUT_MS = 300_000;
 export const STEP_TIMEOUT_MS = 120_000;
+
+/**
+ * The repository's files the newest release build compiled (Rust sources, the Lua scripts it
+ * includes, build.rs), relative to the repository, from cargo's dep-info (`libspend_sentinel.d`
+ * in a release directory of target/). Its paths are absolute: they are read relative to the
+ * directory of its `src/lib.rs`, so a target/ copied from another checkout of the same commit
+ * reads the same.
+ */
+export function compiledByReleaseBuild() {
+  const depInfo = readdirSync(join(root, 'target'), { recursive: true })
+    .filter((f) => f.endsWith('libspend_sentinel.d') && f.includes('release'))
+    .map((f) => join(root, 'target', f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  assert.ok(depInfo, 'the release build left its dep-info (target/**/release/libspend_sentinel.d)');
+  const paths = readFileSync(depInfo, 'utf8').split(/\s+/).filter((f) => f !== '' && !f.endsWith(':'));
+  const libRs = paths.find((f) => f.endsWith('/src/lib.rs'));
+  assert.ok(libRs, `dep-info lists src/lib.rs: ${depInfo}`);
+  const checkout = libRs.slice(0, -'src/lib.rs'.length);
+  const compiled = [...new Set(paths.filter((f) => f.startsWith(checkout) && !f.startsWith(`${checkout}target/`)))].map((f) => f.slice(checkout.length));
+  assert.ok(compiled.some((f) => f.endsWith('.lua')), `dep-info lists the sources and the Lua scripts: ${compiled.slice(0, 5)}`);
+  return compiled;
+}
 
 /** Environment of the child processes: nothing that points module resolution or the loader elsewhere. */
 export function childEnv() {
