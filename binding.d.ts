@@ -18,6 +18,11 @@ export declare class BreakerCore {
   get timeoutMs(): number
   /** Calls allowed in flight at once (0: no limit). */
   get maxConcurrent(): number
+  /**
+   * With the `now` option, js/breaker.js tells what it read before each operation: `nowMs`,
+   * milliseconds from the option's own origin.
+   */
+  tell(nowMs: number): void
   /** The token (see the module docs) after applying what time alone changes. */
   token(): number
   forceOpen(): number

@@ -7,7 +7,8 @@
 // option values and `pollUntil` on the state or stats; `quietPeriod` only asserts an absence.
 // A refusal's retryAfterMs is checked against the time measured around the call that set the
 // deadline (`elapsed`), never against how little time a test expects to take. The per-call
-// timeout is a JavaScript timer, so its exact moment is checked on `mock.timers`.
+// timeout is a JavaScript timer, so its exact moment is checked on `mock.timers`; so is a breaker
+// given the `now` option, whose every decision is at the time that clock reads.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -663,6 +664,7 @@ describe('options', () => {
     ['name', { name: '' }],
     ['name', { name: 5 }],
     ['isFailure', { isFailure: 'x' }],
+    ['now', { now: 5 }],
     ['treshold', { treshold: 3 }],
   ];
   for (const [option, options] of BAD) {
@@ -678,6 +680,15 @@ describe('options', () => {
     });
   }
 
+  for (const reading of [NaN, -1, '5']) {
+    test(`a now() that reads ${String(reading)} throws a TypeError naming now`, () => {
+      const err = catchError(() => new CircuitBreaker({ now: () => reading }));
+      assert.ok(err instanceof TypeError, `${err}`);
+      assert.equal(err.code, 'ERR_SPEND_SENTINEL_CONFIG');
+      assert.ok(err.message.includes('now:'), err.message);
+    });
+  }
+
   test('0 is accepted where it means off; no options at all means every default', () => {
     const zeros = new CircuitBreaker({ failureThreshold: 0, failureRateThreshold: 0, minimumCalls: 0, timeoutMs: 0 });
     assert.equal(zeros.state, 'closed');
@@ -685,6 +696,31 @@ describe('options', () => {
     assert.equal(defaults.name, 'breaker');
     assert.equal(defaults.state, 'closed');
     assert.deepEqual(defaults.stats, ZERO_STATS);
+  });
+});
+
+describe('an injected clock (now)', () => {
+  test('on mock.timers: open for exactly openMs of the given clock, then half_open; each change reported at its moment', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+    const breaker = new CircuitBreaker({ name: 'fake-clock', failureThreshold: 1, openMs: 500, maxOpenMs: 500, now: () => Date.now() });
+    const changes = [];
+    breaker.onStateChange(({ to }) => changes.push(`${to} at ${Date.now()}`));
+    await assert.rejects(
+      breaker.fire(async () => {
+        throw new Error('down');
+      }),
+      /down/,
+    );
+    assert.equal(breaker.retryAt, 1_000_500);
+    t.mock.timers.tick(499);
+    assert.equal(breaker.state, 'open');
+    assert.equal(breaker.stats.retryAfterMs, 1);
+    const refusal = await breaker.fire(async () => 'not called').catch((err) => err);
+    assert.equal(refusal.retryAfterMs, 1, 'the refusal says 1 ms');
+    t.mock.timers.tick(1);
+    assert.equal(breaker.state, 'half_open');
+    assert.equal(await breaker.fire(async () => 'ok'), 'ok');
+    assert.deepEqual(changes, ['open at 1000000', 'half_open at 1000500', 'closed at 1000500']);
   });
 });
 

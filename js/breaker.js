@@ -1,6 +1,7 @@
 'use strict';
 // CircuitBreaker: the JavaScript half. The state machine and its clock live in Rust
-// (rules/breaker.rs, bindings/breaker.rs); this file runs the call: timeout and AbortSignal
+// (rules/breaker.rs, bindings/breaker.rs; with the `now` option, the clock reads what this file
+// tells it before each operation); this file runs the call: timeout and AbortSignal
 // (combined with the caller's), isFailure, the bulkhead, fallback, the errors, and state-change
 // listeners. The plain call (no timeout, bulkhead, fallback or caller signal) keeps its own short
 // path in fire(): one field test away from what it was.
@@ -123,6 +124,7 @@ class CircuitBreaker {
 
   constructor(options) {
     this.#core = new BreakerCore(options); // validates every option, throws naming it
+    if (options?.now !== undefined) this.#core = onClock(this.#core, options.now);
     this.#acquire = this.#core.acquire;
     this.#settleNative = this.#core.settle;
     this.#name = this.#core.name;
@@ -403,6 +405,34 @@ class CircuitBreaker {
       }
     }
   }
+}
+
+/**
+ * The core, telling it the time `now()` reads before each operation: with the `now` option the
+ * breaker decides on the caller's clock (fake time in tests), not the system's. Only breakers
+ * given `now` pay for the extra call.
+ */
+function onClock(core, now) {
+  const told =
+    (operation) =>
+    (...args) => {
+      core.tell(now());
+      return operation.apply(core, args);
+    };
+  return {
+    name: core.name,
+    timeoutMs: core.timeoutMs,
+    maxConcurrent: core.maxConcurrent,
+    acquire: told(core.acquire),
+    settle: told(core.settle),
+    token: told(core.token),
+    forceOpen: told(core.forceOpen),
+    close: told(core.close),
+    reset: told(core.reset),
+    stats: told(core.stats),
+    halfOpenInMs: told(core.halfOpenInMs),
+    takeTransitions: () => core.takeTransitions(),
+  };
 }
 
 /** Marks our own timeout apart from errors `fn` throws. */

@@ -339,6 +339,14 @@ export interface CircuitBreakerOptions<F = never> {
    * Default: none.
    */
   fallback?: (info: FallbackInfo) => F | PromiseLike<F>;
+  /**
+   * The clock the breaker reads, milliseconds from any fixed origin (it must never go back; a
+   * reading lower than the last one counts as time standing still): every decision (open periods,
+   * the rolling window, trial timeouts) and the breaker's metrics are at the time it last read.
+   * Tests pass fake time; `retryAt` stays epoch milliseconds. Default: the process's monotonic
+   * clock.
+   */
+  now?: () => number;
 }
 
 /**

@@ -8,10 +8,13 @@ use parking_lot::Mutex;
 
 use crate::clock::{Clock, SystemClock};
 use crate::metrics::Family;
-use crate::rules::breaker::{Breaker, BreakerState, Transition};
+use crate::rules::breaker::{Breaker, BreakerState, BreakerStats, Transition};
 
-/// One breaker, locked per operation.
-pub struct SharedBreaker(Mutex<Breaker>);
+/// One breaker, locked per operation, and the clock it is read on.
+pub struct SharedBreaker {
+    breaker: Mutex<Breaker>,
+    clock: Arc<dyn Clock>,
+}
 
 /// What an operation leaves behind, besides its own result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,14 +26,23 @@ pub struct After {
 }
 
 impl SharedBreaker {
+    /// A breaker on the system clock.
     pub fn new(breaker: Breaker) -> Self {
-        SharedBreaker(Mutex::new(breaker))
+        Self::with_clock(breaker, Arc::new(SystemClock))
     }
 
-    /// Runs `f` now, on the system clock (a JavaScript `CircuitBreaker` runs on no sentinel's
-    /// clock; tests pass their time to [`with_at`](Self::with_at)).
+    /// A breaker on `clock` (a JavaScript `now` option's told clock; tests hand it fake time).
+    /// Every operation and every metrics read of it is at this clock's time.
+    pub fn with_clock(breaker: Breaker, clock: Arc<dyn Clock>) -> Self {
+        SharedBreaker {
+            breaker: Mutex::new(breaker),
+            clock,
+        }
+    }
+
+    /// Runs `f` now, on this breaker's clock.
     pub fn with<T>(&self, f: impl FnOnce(&mut Breaker, Duration) -> T) -> (T, After) {
-        self.with_at(SystemClock.now(), f)
+        self.with_at(self.clock.now(), f)
     }
 
     /// Runs `f` at `now`, after applying what time alone changed (so `f` reads the breaker as
@@ -40,7 +52,7 @@ impl SharedBreaker {
         now: Duration,
         f: impl FnOnce(&mut Breaker, Duration) -> T,
     ) -> (T, After) {
-        let mut breaker = self.0.lock();
+        let mut breaker = self.breaker.lock();
         breaker.state(now);
         let result = f(&mut breaker, now);
         let after = After {
@@ -52,7 +64,7 @@ impl SharedBreaker {
     }
 
     pub fn take_transitions(&self) -> Vec<Transition> {
-        self.0.lock().take_transitions()
+        self.breaker.lock().take_transitions()
     }
 }
 
@@ -107,20 +119,25 @@ pub fn register(name: &str, breaker: &Arc<SharedBreaker>) {
 /// `spend_sentinel_breaker_state` and `spend_sentinel_breaker_calls_total` of the live named
 /// breakers.
 pub fn families() -> Vec<Family> {
-    let breakers: Vec<_> = NAMED
+    crate::metrics::breaker_families(&readings())
+}
+
+/// Each live named breaker's state and counts, each read now on its own clock.
+fn readings() -> Vec<(String, BreakerState, BreakerStats)> {
+    NAMED
         .live()
         .into_iter()
         .map(|(name, breaker)| {
             let (state, stats) = breaker.with(|b, now| (b.state(now), b.stats())).0;
             (name, state, stats)
         })
-        .collect();
-    crate::metrics::breaker_families(&breakers)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::ToldClock;
     use crate::rules::breaker::{test_settings, BreakerSettings, CallOutcome};
 
     fn ms(millis: u64) -> Duration {
@@ -128,12 +145,16 @@ mod tests {
     }
 
     /// Trips on one failure, half-opens 1 s later.
-    fn shared_breaker() -> SharedBreaker {
+    fn shared_breaker_state() -> Breaker {
         let settings = BreakerSettings {
             failure_threshold: 1,
             ..test_settings()
         };
-        SharedBreaker::new(Breaker::new(settings, 7))
+        Breaker::new(settings, 7)
+    }
+
+    fn shared_breaker() -> SharedBreaker {
+        SharedBreaker::new(shared_breaker_state())
     }
 
     fn names(live: &[(String, Arc<u32>)]) -> Vec<(&str, u32)> {
@@ -168,6 +189,34 @@ mod tests {
         let (seen, after) = breaker.with_at(ms(1500), |b, _| b.has_transitions());
         assert!(seen);
         assert_eq!(after.state, BreakerState::HalfOpen);
+    }
+
+    #[test]
+    fn the_registry_reads_each_breaker_on_its_own_clock() {
+        let clock = Arc::new(ToldClock::default());
+        let breaker = Arc::new(SharedBreaker::with_clock(
+            shared_breaker_state(),
+            clock.clone(),
+        ));
+        register("registry-reads-its-clock", &breaker);
+        let state = || {
+            readings()
+                .into_iter()
+                .find(|(name, _, _)| name == "registry-reads-its-clock")
+                .map(|(_, state, _)| state)
+        };
+        clock.tell(ms(5000));
+        let permit = breaker.with(|b, now| b.acquire(now)).0.unwrap();
+        breaker.with(|b, now| b.settle(permit, CallOutcome::Failure, now));
+        assert_eq!(state(), Some(BreakerState::Open), "tripped at 5 s");
+        clock.tell(ms(5999));
+        assert_eq!(state(), Some(BreakerState::Open));
+        clock.tell(ms(6000));
+        assert_eq!(
+            state(),
+            Some(BreakerState::HalfOpen),
+            "1 s after the trip on its clock, whatever the system's says"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! races the loop it drives, and every tokio timer follows the fake time; a hand-rolled fake would
 //! need its own registry of sleepers and a way to know that the loop has parked before advancing.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,32 @@ impl Clock for SystemClock {
     }
 }
 
+/// A clock that reads what it was last told: for a part whose time comes from JavaScript (a
+/// `CircuitBreaker`'s `now` option). It moves only when told, and never back: a reading below
+/// the last one counts as time standing still.
+#[derive(Debug, Default)]
+pub struct ToldClock(AtomicU64);
+
+impl ToldClock {
+    /// Time is now `at` (since the teller's origin), unless it was told later already.
+    pub fn tell(&self, at: Duration) {
+        let nanos = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX);
+        self.0.fetch_max(nanos, Ordering::AcqRel);
+    }
+}
+
+impl Clock for ToldClock {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Acquire))
+    }
+
+    /// Nothing sleeps on a told clock (a breaker never waits): when it will read `at` is not
+    /// known, so as good as never.
+    fn deadline(&self, _at: Duration) -> tokio::time::Instant {
+        tokio::time::Instant::now() + FAR_FUTURE
+    }
+}
+
 /// The clock of the tokio runtime it is read on, from the moment it was made: under a paused
 /// test runtime it reads the fake time that the runtime advances.
 #[cfg(test)]
@@ -90,6 +117,16 @@ impl Clock for RuntimeClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_told_clock_reads_what_it_was_told_and_never_goes_back() {
+        let clock = ToldClock::default();
+        assert_eq!(clock.now(), Duration::ZERO);
+        clock.tell(Duration::from_millis(1500));
+        assert_eq!(clock.now(), Duration::from_millis(1500));
+        clock.tell(Duration::from_millis(1000));
+        assert_eq!(clock.now(), Duration::from_millis(1500), "stands still");
+    }
 
     #[test]
     fn a_deadline_past_any_instant_is_far_away_not_a_panic() {

@@ -21,11 +21,15 @@ use crate::authority::{Authority, Check};
 use crate::logging::Task;
 use crate::rules::breaker::{Breaker, BreakerSettings, BreakerState};
 use crate::rules::fleet::FleetEvent;
+use crate::rules::pause::{Pause, PauseEnd};
 use crate::rules::refresh_on_demand::DemandLimit;
 use crate::rules::sentinel_state::Lifecycle;
 use crate::rules::{Outcome, Readiness, RefreshCause, Status, Verdict};
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
+
+mod draws;
+pub use draws::Draws;
 
 /// Where status changes go (the binding layer delivers them to JavaScript).
 pub trait SentinelObserver: Send + Sync + 'static {
@@ -41,19 +45,20 @@ pub trait SentinelObserver: Send + Sync + 'static {
 
 /// Starts refreshing at once: the first refresh is not delayed. With `breaker` settings every
 /// refresh asks a circuit breaker first; while it refuses, the refresh is `indeterminate` and
-/// the authority is not called.
+/// the authority is not called. Pauses (and the breaker's jitter) are drawn from `draws`.
 pub fn start(
     shared: Arc<SharedSentinel>,
     authority: Authority,
     observer: Arc<dyn SentinelObserver>,
     breaker: Option<BreakerSettings>,
+    mut draws: Draws,
 ) {
     // Read the starting status here, not in the watcher task: the first refresh may complete
     // before that task first runs, and its transition must not be taken for the start.
     shared.set_reported_status(shared.readiness().status);
     spawn_watcher(shared.clone(), observer.clone(), 1);
-    let breaker = breaker.map(|settings| Breaker::new(settings, rand::random()));
-    let refresh = refresh_loop(shared.clone(), authority, observer.clone(), breaker);
+    let breaker = breaker.map(|settings| Breaker::new(settings, draws.seed()));
+    let refresh = refresh_loop(shared.clone(), authority, observer.clone(), breaker, draws);
     supervise(shared, observer, Task::Refresh, refresh, || {});
 }
 
@@ -98,6 +103,7 @@ async fn refresh_loop(
     authority: impl Check,
     observer: Arc<dyn SentinelObserver>,
     mut breaker: Option<Breaker>,
+    mut draws: Draws,
 ) {
     let mut demand_limit = DemandLimit::default();
     loop {
@@ -149,7 +155,7 @@ async fn refresh_loop(
         let ended = tokio::select! {
             biased;
             _ = shared.until_closed() => return,
-            ended = pause(&shared, rand::random::<f64>(), demand_due) => ended,
+            ended = pause(&shared, draws.uniform(), demand_due) => ended,
         };
         if ended == PauseEnd::OnDemand {
             demand_limit.started(shared.now());
@@ -158,45 +164,28 @@ async fn refresh_loop(
     }
 }
 
-/// Why a pause ended: its time was up, or a refresh on demand was due first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PauseEnd {
-    Elapsed,
-    OnDemand,
-}
-
-/// The pause before the next refresh, drawn once (`u`) and re-planned whenever the window may
-/// have changed (a new lease, a lease deadline): it is cut short when the window shrinks below
-/// what it assumed, or so that fresh evidence is in hand before a known lease deadline; never
-/// lengthened. It ends early when `demand_due` (asked again whenever the ledger reaches half the
-/// node budget) names an earlier moment.
+/// Sleeps through the pause before the next refresh (drawn `draw`, planned by
+/// [`Pause`]), waking to re-plan whenever the window may have changed: a new lease, a lease
+/// deadline, the ledger reaching half the node budget (`demand_due` is asked again then).
 async fn pause(
     shared: &SharedSentinel,
-    u: f64,
+    draw: f64,
     demand_due: impl Fn() -> Option<Duration>,
 ) -> PauseEnd {
-    let started = shared.now();
-    let mut until = started + shared.cadence_now().pause(u);
+    let mut plan = Pause::start(shared.now(), draw, &shared.cadence_now());
     loop {
-        if let Some(due) = shared.refresh_before_lapse(started) {
-            until = until.min(due);
-        }
-        let on_demand = demand_due().filter(|at| *at < until);
-        let end = on_demand.unwrap_or(until);
-        let change = shared.next_budget_change().filter(|at| *at < end);
+        let wait = plan.wait(
+            shared.refresh_before_lapse(plan.started()),
+            demand_due(),
+            shared.next_budget_change(),
+        );
         tokio::select! {
-            _ = shared.clock().sleep_until(end) => {
-                return match on_demand {
-                    Some(_) => PauseEnd::OnDemand,
-                    None => PauseEnd::Elapsed,
-                };
-            }
+            _ = shared.clock().sleep_until(wait.until) => return wait.ends,
             _ = shared.budget_changed.notified() => {}
             _ = shared.half_spent.notified() => {}
-            _ = sleep_until_some(shared, change) => {}
+            _ = sleep_until_some(shared, wait.replan_at) => {}
         }
-        until = until.min(started + shared.cadence_now().pause(u));
-        if shared.now() >= until {
+        if plan.replan(shared.now(), &shared.cadence_now()) {
             return PauseEnd::Elapsed;
         }
     }

@@ -12,6 +12,7 @@ use tokio::sync::{watch, Notify};
 use crate::clock::{Clock, SystemClock};
 use crate::metrics::{Gauges, Metrics};
 use crate::rules::budget::lease::Lease;
+use crate::rules::pause::end_before_lapse;
 use crate::rules::readiness_holds::{HoldId, HoldName, Released};
 use crate::rules::refresh_on_demand::{DemandInputs, DemandLimit};
 use crate::rules::sentinel_state::{Admitted, Recorded};
@@ -92,18 +93,14 @@ impl SharedSentinel {
         self.with_state(|state| state.budget().next_change_after(self.now()))
     }
 
-    /// When a pause that started at `started` must end so that fresh evidence is in hand before
-    /// the lease deadline shrinks the window (see `FleetBudget::refresh_before_lapse`); never
-    /// sooner than the floor's own cadence allows, so an authority that keeps failing is not
-    /// called in a loop.
+    /// When a pause that started at `started` must end before a lease lapses, read now (the
+    /// rule: `pause::end_before_lapse`); `None` outside a fleet.
     pub fn refresh_before_lapse(&self, started: Duration) -> Option<Duration> {
         let now = self.now();
-        let (due, floor_window) = self.with_state(|state| {
+        self.with_state(|state| {
             let fleet = state.budget().fleet()?;
-            let due = fleet.refresh_before_lapse(now, state.verified_at())?;
-            Some((due, fleet.floor_window()))
-        })?;
-        Some(due.max(started + self.cadence.at(floor_window).min_interval))
+            end_before_lapse(fleet, &self.cadence, now, state.verified_at(), started)
+        })
     }
 
     /// A new lease from the fleet (or none): readiness and the cadence see it at once.

@@ -13,6 +13,7 @@
 
 use std::ptr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -22,9 +23,12 @@ use super::errors::{self, Kind};
 use super::native_function::{install_functions, Call, Method, NativeFunction};
 use super::options::to_raw;
 use crate::breaker_registry::{self, After, SharedBreaker};
+use crate::clock::ToldClock;
 use crate::config::parse_circuit_breaker;
 use crate::numbers::{saturating_u32, saturating_u64, u64_as_f64};
+use crate::options::RawValue;
 use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
+use crate::rules::JsNumber;
 
 /// The numbers `acquire`/`settle` speak. Defined here only: js/breaker.js reads them once at load
 /// through `breakerProtocol()`, so the two halves cannot drift apart.
@@ -127,6 +131,8 @@ fn with_token<T>(
 #[napi]
 pub struct BreakerCore {
     breaker: Arc<SharedBreaker>,
+    /// With the `now` option: the clock js/breaker.js tells the time before each operation.
+    told: Option<Arc<ToldClock>>,
     name: String,
     timeout_ms: f64,
     max_concurrent: u32,
@@ -145,10 +151,12 @@ impl BreakerCore {
             let message = format!("CircuitBreaker: {e}");
             errors::throw(env.raw(), Kind::Error, errors::CONFIG, &message)
         })?;
-        let breaker = Arc::new(SharedBreaker::new(Breaker::new(
-            config.settings,
-            rand::random(),
-        )));
+        let state = Breaker::new(config.settings, rand::random());
+        let told = config.js_clock.then(|| Arc::new(ToldClock::default()));
+        let breaker = Arc::new(match &told {
+            Some(clock) => SharedBreaker::with_clock(state, clock.clone()),
+            None => SharedBreaker::new(state),
+        });
         if let Some(name) = &config.name {
             breaker_registry::register(name, &breaker);
         }
@@ -163,6 +171,7 @@ impl BreakerCore {
         )?;
         Ok(BreakerCore {
             breaker,
+            told,
             name: config.name.unwrap_or_else(|| "breaker".to_owned()),
             timeout_ms: config.timeout_ms,
             max_concurrent: config.max_concurrent,
@@ -184,6 +193,38 @@ impl BreakerCore {
     #[napi(getter)]
     pub fn max_concurrent(&self) -> u32 {
         self.max_concurrent
+    }
+
+    /// With the `now` option, js/breaker.js tells what it read before each operation: `nowMs`,
+    /// milliseconds from the option's own origin.
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn tell(&self, env: Env, now_ms: Unknown) -> Result<()> {
+        let Some(clock) = &self.told else {
+            return Ok(());
+        };
+        let reading = to_raw(&now_ms)?;
+        let at = match reading {
+            RawValue::Number(ms) => Duration::try_from_secs_f64(ms / 1000.0).ok(),
+            _ => None,
+        };
+        if let Some(at) = at {
+            clock.tell(at);
+            return Ok(());
+        }
+        let got = match reading {
+            RawValue::Number(ms) => JsNumber(ms).to_string(),
+            other => other.type_name().to_owned(),
+        };
+        let message = format!(
+            "circuit \"{}\": now: must return a finite number of milliseconds ≥ 0 (got {got})",
+            self.name
+        );
+        Err(errors::throw(
+            env.raw(),
+            Kind::TypeError,
+            errors::CONFIG,
+            &message,
+        ))
     }
 
     /// The token (see the module docs) after applying what time alone changes.

@@ -27,7 +27,7 @@ use crate::js_thread::JsThread;
 use crate::logging;
 use crate::metrics::render_as;
 use crate::options::{error, ConfigError};
-use crate::refresher::{self, SentinelObserver};
+use crate::refresher::{self, Draws, SentinelObserver};
 use crate::rules::SentinelState;
 use crate::shared_sentinel::SharedSentinel;
 
@@ -124,7 +124,13 @@ impl Sentinel {
         if let Some(line) = &busy_cadence {
             subscribers.log_now(env, line);
         }
-        refresher::start(shared.clone(), authority, observer, config.breaker);
+        refresher::start(
+            shared.clone(),
+            authority,
+            observer,
+            config.breaker,
+            Draws::from_entropy(),
+        );
         Ok(Sentinel {
             shared,
             subscribers,

@@ -24,6 +24,8 @@ pub struct CircuitBreakerConfig {
     pub timeout_ms: f64,
     /// Calls allowed in flight at once (the bulkhead); 0 (the default) means no limit.
     pub max_concurrent: u32,
+    /// `now` was given: the breaker reads the time JavaScript tells it, not the system clock.
+    pub js_clock: bool,
     pub settings: BreakerSettings,
 }
 
@@ -60,12 +62,14 @@ pub fn parse_circuit_breaker(options: &RawValue) -> Result<CircuitBreakerConfig,
     // Called by the JavaScript half (js/breaker.js); only their type is checked here.
     section.function("isFailure")?;
     section.function("fallback")?;
+    let js_clock = section.function("now")?;
     // A whole number from 0 to u32::MAX (the schema's range).
     let max_concurrent = saturating_u32(section.number_or_default("maxConcurrent")?);
     Ok(CircuitBreakerConfig {
         name,
         timeout_ms,
         max_concurrent,
+        js_clock,
         settings: parse_settings(&section)?,
     })
 }

@@ -23,7 +23,7 @@ use super::Fleet;
 use crate::clock::{Clock, RuntimeClock};
 use crate::config::FleetConfig;
 use crate::logging::Task as SentinelTask;
-use crate::refresher::SentinelObserver;
+use crate::refresher::{Draws, SentinelObserver};
 use crate::rules::budget::lease::{example_shape, FleetBudget};
 use crate::rules::fleet::{ErrorKind, FleetNode};
 use crate::rules::{BudgetSource, CadencePlan, Readiness, SentinelState, Status, Verdict};
@@ -122,6 +122,7 @@ impl Unanswered {
             Arc::new(Deaf),
             RedisLink::new(client),
             "close-tests",
+            Draws::seeded(1),
         );
         tokio::spawn(task.run());
         Unanswered {

@@ -25,7 +25,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::refresher::SentinelObserver;
+use crate::refresher::{Draws, SentinelObserver};
 use crate::rules::budget::lease::FleetShape;
 use crate::rules::fleet::{FleetNode, FleetStatus};
 use crate::runtime;
@@ -81,6 +81,7 @@ pub fn start(
         observer,
         RedisLink::new(client),
         name,
+        Draws::from_entropy(),
     );
     runtime::handle().spawn(task.run());
     fleet

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::connection::{RedisLink, CALL_TIMEOUT};
 use super::{scripts, Fleet};
-use crate::refresher::SentinelObserver;
+use crate::refresher::{Draws, SentinelObserver};
 use crate::rules::fleet::{Confirm, ErrorKind, FleetEvent, FleetNode, FleetReply, Local};
 use crate::shared_sentinel::SharedSentinel;
 
@@ -21,6 +21,8 @@ pub(super) struct Task {
     key: String,
     /// This node's id in the fleet: new for every sentinel, so a restart is a new node.
     node_id: String,
+    /// The backoff's and the renewals' jitter.
+    draws: Draws,
 }
 
 fn random_id() -> String {
@@ -34,6 +36,7 @@ impl Task {
         observer: Arc<dyn SentinelObserver>,
         link: RedisLink,
         name: &str,
+        draws: Draws,
     ) -> Self {
         Task {
             shared,
@@ -42,6 +45,7 @@ impl Task {
             link,
             key: scripts::fleet_key(name),
             node_id: random_id(),
+            draws,
         }
     }
 
@@ -97,9 +101,8 @@ impl Task {
     }
 
     fn failed(&mut self, kind: ErrorKind) {
-        let events = self
-            .node()
-            .call_failed(self.shared.now(), kind, rand::random());
+        let draw = self.draws.uniform();
+        let events = self.node().call_failed(self.shared.now(), kind, draw);
         self.tell(events);
     }
 
@@ -119,9 +122,10 @@ impl Task {
             Ok(answer) => answer,
             Err(kind) => return self.failed(kind),
         };
-        let applied =
-            self.node()
-                .apply_renewal(&request, &reply, &grant, self.shared.now(), rand::random());
+        let draw = self.draws.uniform();
+        let applied = self
+            .node()
+            .apply_renewal(&request, &reply, &grant, self.shared.now(), draw);
         self.shared
             .set_fleet_floor(applied.floor_units, applied.lease_ended);
         if let Some(lease) = applied.lease {

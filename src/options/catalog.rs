@@ -758,6 +758,17 @@ pub static CIRCUIT_BREAKER: Group = Group {
                   `isFailure` ignores, nor for a caller's abort",
             ..OPT
         },
+        Opt {
+            key: "now",
+            kind: Kind::Function("() => number"),
+            default: Default::Text("the process's monotonic clock"),
+            doc: "The clock the breaker reads, milliseconds from any fixed origin (it must never \
+                  go back; a reading lower than the last one counts as time standing still): \
+                  every decision (open periods, the rolling window, trial timeouts) and the \
+                  breaker's metrics are at the time it last read. Tests pass fake time; \
+                  `retryAt` stays epoch milliseconds",
+            ..OPT
+        },
     ],
     ..GROUP
 };

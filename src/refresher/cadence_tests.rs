@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{refresh_loop, SentinelObserver, Task};
+use super::{refresh_loop, Draws, SentinelObserver, Task};
 use crate::authority::Check;
 use crate::clock::{Clock, RuntimeClock};
 use crate::rules::breaker::{Breaker, BreakerSettings};
@@ -87,6 +87,21 @@ struct Loop {
 /// Longer than any wait here: a loop that stops calling fails the test instead of hanging it.
 const BOUND: Duration = Duration::from_secs(24 * 3600);
 
+/// The seed of every loop's draws here: each pause is the one drawn from it, exactly.
+const SEED: u64 = 29;
+
+/// The loop's draws, one per pause in the order it pauses (the loop draws from the same seed).
+fn draws(n: usize) -> Vec<f64> {
+    let mut draws = Draws::seeded(SEED);
+    (0..n).map(|_| draws.uniform()).collect()
+}
+
+/// When a timer set for `at` fires on the paused clock: the next whole millisecond.
+fn fired(at: Duration) -> Duration {
+    let nanos = at.as_nanos().div_ceil(1_000_000);
+    ms(u64::try_from(nanos).expect("a test's time fits"))
+}
+
 impl Loop {
     /// Starts the loop; call `n` (from 0) of the authority answers `script(n)`.
     fn start(
@@ -106,7 +121,14 @@ impl Loop {
         };
         let (refreshed_tx, refreshed) = mpsc::unbounded_channel();
         let observer = Arc::new(Refreshes(refreshed_tx));
-        tokio::spawn(refresh_loop(shared.clone(), authority, observer, breaker));
+        let draws = Draws::seeded(SEED);
+        tokio::spawn(refresh_loop(
+            shared.clone(),
+            authority,
+            observer,
+            breaker,
+            draws,
+        ));
         Loop {
             shared,
             clock,
@@ -166,24 +188,8 @@ fn ms(millis: u64) -> Duration {
     Duration::from_millis(millis)
 }
 
-/// The gaps between consecutive instants.
-fn gaps(times: &[Duration]) -> Vec<Duration> {
-    times
-        .windows(2)
-        .map(|w| w[1].saturating_sub(w[0]))
-        .collect()
-}
-
 fn times(calls: &[(Duration, Status)]) -> Vec<Duration> {
     calls.iter().map(|(at, _)| *at).collect()
-}
-
-/// Timers fire on whole milliseconds: a pause of `p` ends within 1 ms after `p`.
-fn assert_within(gap: Duration, low: Duration, high: Duration, what: &str) {
-    assert!(
-        low <= gap && gap <= high + ms(1),
-        "{what}: {gap:?} outside [{low:?}, {high:?}]"
-    );
 }
 
 fn fixed(min_ms: u64, max_ms: u64, timeout_ms: u64) -> CadencePlan {
@@ -234,31 +240,38 @@ fn breaker_settings() -> BreakerSettings {
     }
 }
 
-const FLOOR_PAUSES: (Duration, Duration) = (Duration::from_millis(375), Duration::from_millis(625));
-const LEASED_PAUSES: (Duration, Duration) =
-    (Duration::from_millis(1875), Duration::from_millis(3125));
+/// The fleet node's pauses on its floor's window of 1.25 s: 0.375 to 0.625 s.
+fn floor_pauses() -> Cadence {
+    CadencePlan::ScaledForFleet.at(ms(1250))
+}
+
+/// Its pauses with a grant of 100 (a window of 6.25 s): 1.875 to 3.125 s.
+fn leased_pauses() -> Cadence {
+    CadencePlan::ScaledForFleet.at(ms(6250))
+}
+
+/// The calls of a loop whose first call goes at 0 and whose pauses, each drawn anew from
+/// [`SEED`] for `cadence`, start `answer_in` after their call.
+fn calls_drawn(cadence: &Cadence, answer_in: Duration, n: usize) -> Vec<Duration> {
+    let mut calls = vec![Duration::ZERO];
+    for u in draws(n - 1) {
+        let answered = calls[calls.len() - 1] + answer_in;
+        calls.push(fired(answered + cadence.pause(u)));
+    }
+    calls
+}
 
 #[tokio::test(start_paused = true)]
-async fn the_first_refresh_goes_at_once_then_each_pause_is_drawn_within_its_jitter_range() {
+async fn the_first_refresh_goes_at_once_then_each_pause_is_drawn_anew_from_the_cadence() {
     let answer_in = ms(100);
     let mut refresher = Loop::start(seed_state(), CadencePlan::Scaled, None, move |_| {
         Answer::After(answer_in, Outcome::Valid)
     });
-    let calls = refresher.next_calls(41).await;
-    assert_eq!(calls[0], Duration::ZERO, "the first refresh is not delayed");
-    let pauses: Vec<Duration> = gaps(&calls)
-        .iter()
-        .map(|g| g.saturating_sub(answer_in))
-        .collect();
-    for pause in &pauses {
-        assert_within(*pause, ms(1500), ms(2500), "pause after an answer");
-    }
-    let mut distinct = pauses.clone();
-    distinct.sort();
-    distinct.dedup();
-    assert!(
-        distinct.len() >= 20,
-        "each pause is drawn anew, not fixed: {pauses:?}"
+    let seed_cadence = CadencePlan::Scaled.at(Duration::from_secs(5)); // 1.5 to 2.5 s
+    assert_eq!(
+        refresher.next_calls(41).await,
+        calls_drawn(&seed_cadence, answer_in, 41),
+        "the first at 0, then each after its answer and the pause drawn for it"
     );
 }
 
@@ -316,10 +329,12 @@ async fn without_a_breaker_failures_bring_no_backoff_the_next_refresh_follows_th
             Outcome::Indeterminate
         })
     });
-    let calls = refresher.next_calls(21).await;
-    for gap in gaps(&calls) {
-        assert_within(gap, ms(1500), ms(2500), "pause after a failure");
-    }
+    let seed_cadence = CadencePlan::Scaled.at(Duration::from_secs(5)); // 1.5 to 2.5 s
+    assert_eq!(
+        refresher.next_calls(21).await,
+        calls_drawn(&seed_cadence, Duration::ZERO, 21),
+        "each after the pause drawn for it, failed or not"
+    );
 }
 
 /// A loop refreshing once a second (300 ms timeout) behind a breaker that two failures trip.
@@ -372,20 +387,24 @@ async fn an_open_breaker_skips_the_authority_and_each_failed_trial_doubles_the_w
         (4, 2 + 1),
         "the skipped ones as breaker_open, the calls under their own cause"
     );
-    // The failed trial reopens it for twice as long (shortened by up to 20%), then again.
-    let second_trial = refresher.next_call().await;
-    assert_within(
-        second_trial.saturating_sub(secs(7)),
-        secs(8),
-        secs(10),
-        "after one failed trial",
+    // The failed trial reopens it for twice as long, shortened by up to 20% by the breaker's
+    // own draws (its seed, 7, is the same generator as `Draws::seeded(7)`), then again. The
+    // trial is the first refresh (one a second) at or after the breaker half-opens.
+    let mut breaker_draws = Draws::seeded(7);
+    let mut reopened_for = |doubled: Duration| doubled.mul_f64(1.0 - 0.2 * breaker_draws.uniform());
+    let first_second_after =
+        |at: Duration| secs(at.as_nanos().div_ceil(1_000_000_000).try_into().unwrap());
+    let second_trial = first_second_after(secs(7) + reopened_for(secs(10)));
+    assert_eq!(
+        refresher.next_call().await,
+        second_trial,
+        "after one failed trial"
     );
-    let third_trial = refresher.next_call().await;
-    assert_within(
-        third_trial.saturating_sub(second_trial),
-        secs(16),
-        secs(20),
-        "after two failed trials",
+    let third_trial = first_second_after(second_trial + reopened_for(secs(20)));
+    assert_eq!(
+        refresher.next_call().await,
+        third_trial,
+        "after two failed trials"
     );
 }
 
@@ -456,10 +475,18 @@ async fn a_pause_cut_short_for_a_lease_deadline_is_never_shorter_than_the_floors
         refresher.next_calls(4).await,
         [ms(0), ms(1375), ms(1750), ms(2125)]
     );
-    let after_lapse = refresher.next_calls(5).await;
-    for gap in gaps(&after_lapse) {
-        assert_within(gap, FLOOR_PAUSES.0, FLOOR_PAUSES.1, "pause on the floor");
+    // Each pause from then on is the floor's, drawn anew (calls 0 to 3 used draws 0 to 2).
+    let mut expected = vec![ms(2125)];
+    for u in &draws(8)[3..] {
+        expected.push(fired(
+            expected[expected.len() - 1] + floor_pauses().pause(*u),
+        ));
     }
+    assert_eq!(
+        refresher.next_calls(5).await,
+        expected[1..],
+        "pauses on the floor"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -470,41 +497,59 @@ async fn the_scaled_cadence_follows_the_window_of_the_moment_and_the_node_stays_
     let mut refresher = Loop::start(fleet_state(None), CadencePlan::ScaledForFleet, None, |_| {
         Answer::After(ms(1), Outcome::Valid)
     });
-    let floor = (FLOOR_PAUSES.0 + ms(1), FLOOR_PAUSES.1 + ms(1));
-    let leased = (LEASED_PAUSES.0 + ms(1), LEASED_PAUSES.1 + ms(1));
     // On the floor alone.
     let mut seen = Vec::new();
     for _ in 0..8 {
         seen.push(refresher.next_call_and_status().await);
-    }
-    for gap in gaps(&times(&seen)) {
-        assert_within(gap, floor.0, floor.1, "on the floor");
     }
     // A grant while a pause runs: that pause is not lengthened, the later ones are drawn for
     // the window of 6.25 s, until the pause cut short before the deadline; then the floor's.
     refresher.sleep_until(refresher.now() + ms(2)).await;
     let deadline = refresher.now() + Duration::from_secs(20);
     refresher.shared.set_lease(grant_until(deadline));
-    let granted = seen.len() - 1;
     while refresher.now() < deadline + Duration::from_secs(5) {
         seen.push(refresher.next_call_and_status().await);
     }
-    let calls = times(&seen[granted..]);
-    assert_within(
-        calls[1].saturating_sub(calls[0]),
-        ms(0),
-        floor.1,
-        "the pause running at the grant",
+    let calls = times(&seen);
+    // Call k (from 1) follows the pause drawn k - 1, which starts as call k - 1 answers.
+    let u = draws(calls.len());
+    let after_pause =
+        |k: usize, cadence: Cadence| fired(calls[k - 1] + ms(1) + cadence.pause(u[k - 1]));
+    for (k, call) in calls.iter().enumerate().take(8).skip(1) {
+        assert_eq!(
+            *call,
+            after_pause(k, floor_pauses()),
+            "on the floor, call {k}"
+        );
+    }
+    assert_eq!(
+        calls[8],
+        after_pause(8, floor_pauses()),
+        "the pause running at the grant is not lengthened"
     );
     let due = deadline.saturating_sub(ms(625));
-    for pair in calls[1..].windows(2) {
-        let gap = pair[1].saturating_sub(pair[0]);
-        if pair[1] < due {
-            assert_within(gap, leased.0, leased.1, "leased");
-        } else if pair[0] >= deadline {
-            assert_within(gap, floor.0, floor.1, "after the lapse");
+    let (mut leased, mut lapsed) = (0, 0);
+    for k in 9..calls.len() {
+        if calls[k] < due {
+            assert_eq!(
+                calls[k],
+                after_pause(k, leased_pauses()),
+                "leased, call {k}"
+            );
+            leased += 1;
+        } else if calls[k - 1] >= deadline {
+            assert_eq!(
+                calls[k],
+                after_pause(k, floor_pauses()),
+                "after the lapse, call {k}"
+            );
+            lapsed += 1;
         }
     }
+    assert!(
+        leased >= 5 && lapsed >= 5,
+        "{leased} leased, {lapsed} after"
+    );
     let left_ready: Vec<_> = seen[1..]
         .iter()
         .filter(|(_, status)| *status != Status::Ready)

@@ -10,6 +10,7 @@ pub mod cadence;
 pub mod evidence;
 pub mod fleet;
 pub mod ledger;
+pub mod pause;
 pub mod readiness;
 pub mod readiness_holds;
 pub mod refresh_on_demand;
