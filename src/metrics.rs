@@ -41,10 +41,6 @@ fn refusal_reasons() -> impl Iterator<Item = (usize, Reason)> {
         .filter(|(_, r)| r.is_refusal())
 }
 
-fn status_index(status: Status) -> usize {
-    Status::ALL.iter().position(|s| *s == status).unwrap_or(0)
-}
-
 /// A refusal's counter; a reason admission cannot refuse with (a defect) counts as internal_error.
 fn refusal_index(reason: Reason) -> usize {
     debug_assert!(reason.is_refusal(), "refused with {reason:?}");
@@ -53,10 +49,6 @@ fn refusal_index(reason: Reason) -> usize {
     } else {
         Reason::InternalError.index()
     }
-}
-
-fn outcome_index(outcome: Outcome) -> usize {
-    Outcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0)
 }
 
 /// A float counter on an atomic (units are fractional).
@@ -85,19 +77,19 @@ impl AtomicF64 {
 
 #[derive(Default)]
 pub struct Metrics {
-    refreshes: [AtomicU64; 4],
+    refreshes: [AtomicU64; Outcome::COUNT],
     /// The indeterminate refreshes, indexed like `RefreshCause::ALL`.
-    indeterminate: [AtomicU64; RefreshCause::ALL.len()],
+    indeterminate: [AtomicU64; RefreshCause::COUNT],
     duration_buckets: [AtomicU64; DURATION_BUCKETS.len()],
     duration_count: AtomicU64,
     duration_sum: AtomicF64,
     /// [from][to][reason]
-    transitions: [[[AtomicU64; Reason::ALL.len()]; 3]; 3],
-    /// Units admitted on `ready` [0] and `degraded` [1].
-    admitted_units: [AtomicF64; 2],
+    transitions: [[[AtomicU64; Reason::COUNT]; Status::COUNT]; Status::COUNT],
+    /// Units admitted, by the status admitted on (`not_ready`'s entry never moves).
+    admitted_units: [AtomicF64; Status::COUNT],
     /// Indexed like `Reason::ALL`; only the refusal reasons' entries ever move or are shown.
-    refused: [AtomicU64; Reason::ALL.len()],
-    refused_units: [AtomicF64; Reason::ALL.len()],
+    refused: [AtomicU64; Reason::COUNT],
+    refused_units: [AtomicF64; Reason::COUNT],
     /// Held units that settled reservations gave back.
     refunded_units: AtomicF64,
     /// Units recorded beyond what was held: settles above their reservation, and charges.
@@ -196,7 +188,7 @@ impl Metrics {
     /// The refreshes that ended with `outcome` (those an open breaker skipped included).
     #[cfg(test)]
     pub fn refreshes(&self, outcome: Outcome) -> u64 {
-        self.refreshes[outcome_index(outcome)].load(Relaxed)
+        self.refreshes[outcome.index()].load(Relaxed)
     }
 
     /// The indeterminate refreshes with `cause`.
@@ -207,7 +199,7 @@ impl Metrics {
 
     /// A refresh that was sent and took `took` (a refresh an open breaker skipped passes `None`).
     pub fn refreshed(&self, verdict: Verdict, took: Option<Duration>) {
-        self.refreshes[outcome_index(verdict.outcome())].fetch_add(1, Relaxed);
+        self.refreshes[verdict.outcome().index()].fetch_add(1, Relaxed);
         if let Some(cause) = verdict.cause() {
             self.indeterminate[cause.index()].fetch_add(1, Relaxed);
         }
@@ -223,7 +215,7 @@ impl Metrics {
 
     pub fn transitioned(&self, from: Status, now: &Readiness) {
         debug_assert!(from != now.status && can_enter(now.status, now.reason));
-        self.transitions[status_index(from)][status_index(now.status)][now.reason.index()]
+        self.transitions[from.index()][now.status.index()][now.reason.index()]
             .fetch_add(1, Relaxed);
     }
 
@@ -232,8 +224,7 @@ impl Metrics {
     // read-modify-write, and a scrape from any thread still reads a whole value.
 
     pub fn admitted(&self, units: f64, on: Status) {
-        let index = usize::from(on == Status::Degraded);
-        self.admitted_units[index].add_single_writer(units);
+        self.admitted_units[on.index()].add_single_writer(units);
     }
 
     pub fn refused(&self, reason: Reason, units: f64) {
@@ -286,7 +277,7 @@ impl Metrics {
             by_label(
                 &catalog::REFRESHES,
                 Outcome::ALL.iter().map(|o| {
-                    let value = u64_as_f64(self.refreshes[outcome_index(*o)].load(Relaxed));
+                    let value = u64_as_f64(self.refreshes[o.index()].load(Relaxed));
                     (o.as_str(), value)
                 }),
             ),
@@ -302,10 +293,10 @@ impl Metrics {
         families.push(self.transitions_family());
         families.push(by_label(
             &catalog::ADMITTED_UNITS,
-            [Status::Ready, Status::Degraded]
-                .iter()
-                .zip(&self.admitted_units)
-                .map(|(s, units)| (s.as_str(), units.get())),
+            Status::ALL
+                .into_iter()
+                .filter(|s| s.admits())
+                .map(|s| (s.as_str(), self.admitted_units[s.index()].get())),
         ));
         families.push(by_label(
             &catalog::REFUSED,
@@ -404,18 +395,12 @@ fn open_count(open: usize) -> f64 {
     u64_as_f64(u64::try_from(open).unwrap_or(u64::MAX))
 }
 
-const BREAKER_STATES: [BreakerState; 3] = [
-    BreakerState::Closed,
-    BreakerState::Open,
-    BreakerState::HalfOpen,
-];
-
 /// The two breaker families for `breakers` (name, state now, stats); no samples without breakers.
 pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Vec<Family> {
     let mut state = Vec::new();
     let mut calls = Vec::new();
     for (name, now, stats) in breakers {
-        for s in BREAKER_STATES {
+        for s in BreakerState::ALL {
             let labels = vec![("name", name.clone()), ("state", s.as_str().into())];
             state.push(sample(
                 catalog::BREAKER_STATE.name,
