@@ -12,6 +12,27 @@ const { collect } = require('spend-sentinel/prom-client');
 const client = require('prom-client');
 
 const pool = sentinelPool(Sentinel);
+
+/**
+ * A fresh copy of the prom-client bridge (and of the labels rule it uses) loaded while the addon's
+ * `metricCatalog()` answers `edit(catalog)`: what the bridge would do, without a JS edit, had a
+ * Rust family changed so. The cached modules are put back afterwards.
+ */
+function bridgeReading(edit) {
+  const native = require('../js/native.js');
+  const paths = ['../js/prom-client.js', '../js/bridge-labels.js'].map((p) => require.resolve(p));
+  const cached = paths.map((path) => require.cache[path]);
+  const real = native.metricCatalog;
+  native.metricCatalog = () => edit(real());
+  for (const path of paths) delete require.cache[path];
+  try {
+    return require(paths[0]);
+  } finally {
+    native.metricCatalog = real;
+    paths.forEach((path, i) => (cached[i] ? (require.cache[path] = cached[i]) : delete require.cache[path]));
+  }
+}
+
 afterEach(() => pool.closeAll());
 
 const idle = () => pool.make(fastOptions(scriptedAuthority((call) => held(call))));
@@ -82,5 +103,29 @@ describe('prom-client bridge on a shared registry', () => {
     }
     remove();
     assert.deepEqual(register.getMetricsAsArray(), [], 'nothing left behind by the refused calls');
+  });
+
+  // Regression: prom-client.js once told process-wide families by a copied name prefix
+  // (/^spend_sentinel_breaker_/) and reserved a hand-copied list of labels; both are the catalog's.
+  test('what is process-wide and which labels are ours come from metricCatalog(), not a copy in JS', async () => {
+    const asProcessWide = (catalog) => catalog.map((spec) => (spec.name === 'spend_sentinel_build_info' ? { ...spec, scope: 'process' } : spec));
+    const { collect: collectNow } = bridgeReading(asProcessWide);
+    const register = new client.Registry();
+    collectNow(idle(), register, { labels: { sentinel: 'a' } });
+    collectNow(idle(), register, { labels: { sentinel: 'b' } });
+    const families = readExposition(await register.metrics(), { promClient: true });
+    assert.deepEqual(
+      samplesNamed(families, 'spend_sentinel_build_info').map((s) => Object.keys(s.labels)),
+      [['version']],
+      'a family the catalog calls process-wide: once, without the constant labels',
+    );
+    assert.deepEqual(Object.keys(byLabel(families, 'spend_sentinel_status', 'sentinel', { status: 'ready' })).sort(), ['a', 'b']);
+
+    const withTenant = (catalog) => catalog.map((spec) => (spec.name === 'spend_sentinel_status' ? { ...spec, labels: [...spec.labels, 'tenant'] } : spec));
+    const { collect: collectTenant } = bridgeReading(withTenant);
+    const err = catchError(() => collectTenant(idle(), new client.Registry(), { labels: { tenant: 'x' } }));
+    assert.equal(err?.code, 'ERR_SPEND_SENTINEL_CONFIG', 'a label a family gains is reserved');
+    assert.match(err.message, /labels\.tenant/);
+    assert.doesNotThrow(() => collect(idle(), new client.Registry(), { labels: { tenant: 'x' } }), 'the real catalog has no tenant label');
   });
 });

@@ -10,9 +10,13 @@
 
 const { checkSentinel, configError } = require('./options');
 const { attach, checkConstantLabels } = require('./bridge-labels');
+const { metricCatalog } = require('./native');
 
-/** Process-wide families (every named CircuitBreaker): shown once per registry, without constant labels. */
-const PROCESS_WIDE = /^spend_sentinel_breaker_/;
+/**
+ * Process-wide families (every named CircuitBreaker): shown once per registry, without constant
+ * labels. Read from the metric catalog, so a new process-wide family needs no edit here.
+ */
+const PROCESS_WIDE = new Set(metricCatalog().filter((spec) => spec.scope === 'process').map((spec) => spec.name));
 
 /** registry → { entries: Map<labelKey, { sentinel, labels }>, names: string, families: Map<name, registered> } */
 const registries = new WeakMap();
@@ -32,7 +36,7 @@ function checkLabels(options) {
 function valuesOf(state, familyName) {
   const values = [];
   for (const [i, { sentinel, labels }] of [...state.entries.values()].entries()) {
-    const processWide = PROCESS_WIDE.test(familyName);
+    const processWide = PROCESS_WIDE.has(familyName);
     if (processWide && i > 0) break;
     const family = sentinel.metricFamilies().find((f) => f.name === familyName);
     for (const s of family?.samples ?? []) {

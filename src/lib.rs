@@ -15,6 +15,7 @@ mod authority;
 mod bindings;
 mod breaker_registry;
 mod clock;
+mod closed_list;
 mod config;
 mod fleet;
 mod js_thread;

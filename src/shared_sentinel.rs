@@ -41,7 +41,7 @@ pub struct SharedSentinel {
     /// The same fact as `Lifecycle::Closed`, readable without the lock from any thread.
     closed: Arc<AtomicBool>,
     /// The status the transition watcher last reported, so that a watcher restarted after a
-    /// defect reports the change from there (index into `Status::ALL`).
+    /// defect reports the change from there (a `Status`'s code).
     reported: AtomicU8,
 }
 
@@ -151,14 +151,12 @@ impl SharedSentinel {
 
     /// The status listeners were last told about.
     pub fn reported_status(&self) -> Status {
-        Status::ALL[usize::from(self.reported.load(Ordering::Acquire)) % Status::ALL.len()]
+        // Only `set_reported_status` stores here: always a status's code.
+        Status::ALL[usize::from(self.reported.load(Ordering::Acquire))]
     }
 
     pub fn set_reported_status(&self, status: Status) {
-        let index = Status::ALL.iter().position(|s| *s == status).unwrap_or(0);
-        // `Status::ALL` has three entries, so the index fits a u8.
-        self.reported
-            .store(u8::try_from(index).unwrap_or(0), Ordering::Release);
+        self.reported.store(status.code(), Ordering::Release);
     }
 
     /// A refresher task stopped on a defect: fail closed and wake the watcher to report it.

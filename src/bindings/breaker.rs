@@ -33,31 +33,15 @@ use crate::rules::JsNumber;
 /// The numbers `acquire`/`settle` speak. Defined here only: js/breaker.js reads them once at load
 /// through `breakerProtocol()`, so the two halves cannot drift apart.
 const FLAG_TRANSITIONS: u32 = 4;
-/// `flags & STATE_MASK` is the state code, an index into `STATES`.
+/// `flags & STATE_MASK` is the state code, a `BreakerState`'s index.
 const STATE_MASK: u32 = 3;
 const TOKEN_SCALE: f64 = 8.0;
-/// `settle`'s argument is `token × OUTCOME_SCALE + outcome`.
-const OUTCOME_SCALE: f64 = 4.0;
+/// `settle`'s argument is `token × OUTCOME_SCALE + outcome`, the outcome a `CallOutcome`'s index.
+#[allow(clippy::cast_precision_loss, reason = "four outcomes")]
+const OUTCOME_SCALE: f64 = CallOutcome::COUNT as f64;
 
-/// State codes: a state's index here.
-const STATES: [BreakerState; 3] = [
-    BreakerState::Closed,
-    BreakerState::Open,
-    BreakerState::HalfOpen,
-];
-
-/// Outcome codes `settle` accepts: an outcome's index here.
-const OUTCOMES: [(CallOutcome, &str); 4] = [
-    (CallOutcome::Success, "success"),
-    (CallOutcome::Failure, "failure"),
-    (CallOutcome::Timeout, "timeout"),
-    (CallOutcome::Ignored, "ignored"),
-];
-
-fn state_code(state: BreakerState) -> u32 {
-    let index = STATES.iter().position(|s| *s == state).unwrap_or(0);
-    u32::try_from(index).unwrap_or(0)
-}
+// Every state code fits under the mask, below `FLAG_TRANSITIONS`.
+const _: () = assert!(BreakerState::COUNT <= STATE_MASK as usize + 1);
 
 /// The token and outcome encoding, as js/breaker.js needs it (read once, at load).
 #[napi(object)]
@@ -82,12 +66,9 @@ pub fn breaker_protocol() -> BreakerProtocol {
         token_scale: TOKEN_SCALE,
         state_mask: STATE_MASK,
         flag_transitions: FLAG_TRANSITIONS,
-        states: STATES.iter().map(|s| s.as_str().to_owned()).collect(),
+        states: BreakerState::NAMES.map(str::to_owned).to_vec(),
         outcome_scale: OUTCOME_SCALE,
-        outcomes: OUTCOMES
-            .iter()
-            .map(|(_, name)| (*name).to_owned())
-            .collect(),
+        outcomes: CallOutcome::NAMES.map(str::to_owned).to_vec(),
     }
 }
 
@@ -107,7 +88,7 @@ impl From<After> for Token {
         };
         Token {
             generation: after.generation,
-            flags: u64::from(state_code(after.state)) + pending,
+            flags: u64::from(after.state.code()) + pending,
         }
     }
 }
@@ -254,7 +235,7 @@ impl BreakerCore {
         let transitions = self.breaker.take_transitions();
         transitions
             .iter()
-            .flat_map(|t| [state_code(t.from), state_code(t.to)])
+            .flat_map(|t| [t.from, t.to].map(|s| u32::from(s.code())))
             .collect()
     }
 
@@ -361,7 +342,7 @@ impl Method for Settle {
             );
             return ptr::null_mut();
         }
-        let (outcome, _) = OUTCOMES[saturating_u32(argument % OUTCOME_SCALE) as usize];
+        let outcome = CallOutcome::ALL[saturating_u32(argument % OUTCOME_SCALE) as usize];
         let permit = Permit {
             generation: saturating_u64(argument / (OUTCOME_SCALE * TOKEN_SCALE)),
         };

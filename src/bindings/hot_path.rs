@@ -122,8 +122,8 @@ impl Method for AdmitOrRefusal {
 }
 
 /// A refusal's code has [`REASON_SLOTS`] values per second of window.
-#[allow(clippy::cast_possible_truncation, reason = "ten reasons fit a u32")]
-const REASON_SLOTS: u32 = Reason::ALL.len() as u32 + 1;
+#[allow(clippy::cast_possible_truncation, reason = "eleven reasons fit a u32")]
+const REASON_SLOTS: u32 = Reason::COUNT as u32 + 1;
 
 /// 0 when admitted; a refusal is `1 + reason.index() + REASON_SLOTS × ⌈w⌉`, with w the stale
 /// window in seconds (≤ 7 days, so the code stays a small integer). js/admission.js reads it
@@ -138,7 +138,7 @@ pub(super) fn admission_code(admission: std::result::Result<(), Refusal>) -> u32
             stale_window,
         }) => {
             let window_seconds = saturating_u32(stale_window.as_secs_f64().ceil());
-            let reason_code = u32::try_from(reason.index()).unwrap_or(0) + 1;
+            let reason_code = u32::from(reason.code()) + 1;
             window_seconds
                 .saturating_mul(REASON_SLOTS)
                 .saturating_add(reason_code)

@@ -65,7 +65,7 @@ pub fn metric_catalog() -> Vec<MetricSpec> {
         .map(|spec| MetricSpec {
             name: spec.name.to_owned(),
             help: spec.help.to_owned(),
-            kind: crate::metrics::text_kind(spec.kind).to_owned(),
+            kind: spec.kind.text_kind().to_owned(),
             labels: spec.labels.iter().map(|l| (*l).to_owned()).collect(),
             scope: spec.scope.as_str().to_owned(),
             otel_name: spec.otel_name.to_owned(),

@@ -179,7 +179,7 @@ impl From<crate::metrics::Family> for MetricFamily {
         MetricFamily {
             name: family.name.to_owned(),
             help: family.help.to_owned(),
-            kind: family.text_kind().to_owned(),
+            kind: family.kind.text_kind().to_owned(),
             samples: family
                 .samples
                 .into_iter()

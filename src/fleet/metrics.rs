@@ -87,7 +87,7 @@ mod tests {
             charged_units: Some(0.0),
             growth_held: false,
             redis_error: None,
-            errors: [0; ErrorKind::ALL.len()],
+            errors: [0; ErrorKind::COUNT],
         };
         let breakers = [(
             "billing".to_owned(),

@@ -8,48 +8,52 @@
 //! (`spend_sentinel.refresh.duration`), without a unit suffix (`_seconds`) or `_total`; units in
 //! UCUM (`s`, `1`) or as annotations (`{unit}` for billing units, `{call}`, …).
 
-/// The OpenTelemetry instrument a family becomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Instrument {
-    /// A monotonic sum observed at collection time (a Prometheus counter).
-    ObservableCounter,
-    /// A sum that can go down, observed at collection time: a per-node amount or the one-hot
-    /// series of a state, whose sum over nodes (or breakers) means something.
-    ObservableUpDownCounter,
-    /// A reading that does not add up over nodes: an age, a window, a setting, a flag, a
-    /// fleet-wide figure every node reports alike, the build.
-    ObservableGauge,
-    /// Recorded once per refresh, with the exposition's bucket boundaries.
-    Histogram,
+use crate::closed_list::closed_list;
+
+closed_list! {
+    /// A family's type, as OpenMetrics names it.
+    pub enum Kind {
+        Gauge => "gauge",
+        Counter => "counter",
+        Histogram => "histogram",
+        /// A gauge of value 1 that carries labels (OpenMetrics only: see [`Kind::text_kind`]).
+        Info => "info",
+    }
 }
 
-impl Instrument {
-    pub fn as_str(self) -> &'static str {
+impl Kind {
+    /// The type in the text format 0.0.4 and for prom-client, which have no `info`: a gauge.
+    pub fn text_kind(self) -> &'static str {
         match self {
-            Instrument::ObservableCounter => "ObservableCounter",
-            Instrument::ObservableUpDownCounter => "ObservableUpDownCounter",
-            Instrument::ObservableGauge => "ObservableGauge",
-            Instrument::Histogram => "Histogram",
+            Kind::Info => Kind::Gauge.as_str(),
+            Kind::Gauge | Kind::Counter | Kind::Histogram => self.as_str(),
         }
     }
 }
 
-/// Where a family comes from: every sentinel, a sentinel with `budget.fleet`, or the
-/// process-wide registry of named circuit breakers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Sentinel,
-    Fleet,
-    Process,
+closed_list! {
+    /// The OpenTelemetry instrument a family becomes.
+    pub enum Instrument {
+        /// A monotonic sum observed at collection time (a Prometheus counter).
+        ObservableCounter => "ObservableCounter",
+        /// A sum that can go down, observed at collection time: a per-node amount or the one-hot
+        /// series of a state, whose sum over nodes (or breakers) means something.
+        ObservableUpDownCounter => "ObservableUpDownCounter",
+        /// A reading that does not add up over nodes: an age, a window, a setting, a flag, a
+        /// fleet-wide figure every node reports alike, the build.
+        ObservableGauge => "ObservableGauge",
+        /// Recorded once per refresh, with the exposition's bucket boundaries.
+        Histogram => "Histogram",
+    }
 }
 
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Sentinel => "sentinel",
-            Scope::Fleet => "fleet",
-            Scope::Process => "process",
-        }
+closed_list! {
+    /// Where a family comes from: every sentinel, a sentinel with `budget.fleet`, or the
+    /// process-wide registry of named circuit breakers.
+    pub enum Scope {
+        Sentinel => "sentinel",
+        Fleet => "fleet",
+        Process => "process",
     }
 }
 
@@ -58,8 +62,7 @@ pub struct FamilySpec {
     /// The Prometheus family name (a counter's with `_total`).
     pub name: &'static str,
     pub help: &'static str,
-    /// `gauge`, `counter`, `histogram` or `info` (see `Family::text_kind`).
-    pub kind: &'static str,
+    pub kind: Kind,
     /// Its label names (a histogram's `le` aside).
     pub labels: &'static [&'static str],
     pub scope: Scope,
@@ -78,7 +81,7 @@ pub const DURATION_BUCKETS: [f64; 11] = [
 const fn spec(
     name: &'static str,
     help: &'static str,
-    kind: &'static str,
+    kind: Kind,
     labels: &'static [&'static str],
     otel: (&'static str, &'static str, Instrument),
 ) -> FamilySpec {
@@ -105,49 +108,49 @@ use Instrument::{Histogram, ObservableCounter as Counter, ObservableGauge as Gau
 pub const STATUS: FamilySpec = spec(
     "spend_sentinel_status",
     "1 for the current readiness status, 0 for the others.",
-    "gauge",
+    Kind::Gauge,
     &["status"],
     ("spend_sentinel.status", "1", UpDown),
 );
 pub const EVIDENCE_AGE: FamilySpec = spec(
     "spend_sentinel_evidence_age_seconds",
     "Seconds since the last valid refresh was sent (absent without evidence).",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.evidence.age", "s", Gauge),
 );
 pub const STALE_WINDOW: FamilySpec = spec(
     "spend_sentinel_stale_window_seconds",
     "The stale window w: evidence older than this is not_ready.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.stale_window", "s", Gauge),
 );
 pub const NODE_BUDGET: FamilySpec = spec(
     "spend_sentinel_node_budget_units",
     "This node's budget of units admitted on unverified evidence (b x share).",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.node_budget", "{unit}", UpDown),
 );
 pub const EXPOSURE: FamilySpec = spec(
     "spend_sentinel_exposure_units",
     "This node's exposure: units admitted after the current evidence time (its ledger).",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.exposure", "{unit}", UpDown),
 );
 pub const REFRESHES: FamilySpec = spec(
     "spend_sentinel_refresh_total",
     "Refreshes by outcome.",
-    "counter",
+    Kind::Counter,
     &["outcome"],
     ("spend_sentinel.refreshes", "{refresh}", Counter),
 );
 pub const INDETERMINATE: FamilySpec = spec(
     "spend_sentinel_refresh_indeterminate_total",
     "Indeterminate refreshes by cause; their sum is the indeterminate refresh_total.",
-    "counter",
+    Kind::Counter,
     &["cause"],
     ("spend_sentinel.refresh.indeterminate", "{refresh}", Counter),
 );
@@ -156,7 +159,7 @@ pub const DURATION: FamilySpec = FamilySpec {
     ..spec(
         "spend_sentinel_refresh_duration_seconds",
         "Duration of the refreshes sent to the authority.",
-        "histogram",
+        Kind::Histogram,
         &[],
         ("spend_sentinel.refresh.duration", "s", Histogram),
     )
@@ -164,70 +167,70 @@ pub const DURATION: FamilySpec = FamilySpec {
 pub const TRANSITIONS: FamilySpec = spec(
     "spend_sentinel_transitions_total",
     "Readiness status changes, by from, to and the reason after the change.",
-    "counter",
+    Kind::Counter,
     &["from", "to", "reason"],
     ("spend_sentinel.transitions", "{transition}", Counter),
 );
 pub const ADMITTED_UNITS: FamilySpec = spec(
     "spend_sentinel_admitted_units_total",
     "Units admitted, by the status they were admitted on.",
-    "counter",
+    Kind::Counter,
     &["status"],
     ("spend_sentinel.admitted_units", "{unit}", Counter),
 );
 pub const REFUSED: FamilySpec = spec(
     "spend_sentinel_refused_total",
     "Admissions refused, by reason.",
-    "counter",
+    Kind::Counter,
     &["reason"],
     ("spend_sentinel.refused_admissions", "{admission}", Counter),
 );
 pub const REFUSED_UNITS: FamilySpec = spec(
     "spend_sentinel_refused_units_total",
     "Units of the refused admissions, by reason.",
-    "counter",
+    Kind::Counter,
     &["reason"],
     ("spend_sentinel.refused_units", "{unit}", Counter),
 );
 pub const RESERVED_UNITS: FamilySpec = spec(
     "spend_sentinel_reserved_units",
     "Units held by open reservations (part of the exposure); one that grows and never falls is a reservation never settled.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.reserved_units", "{unit}", UpDown),
 );
 pub const REFUNDED_UNITS: FamilySpec = spec(
     "spend_sentinel_refunded_units_total",
     "Held units that settled reservations gave back unused.",
-    "counter",
+    Kind::Counter,
     &[],
     ("spend_sentinel.refunded_units", "{unit}", Counter),
 );
 pub const OVERAGE_UNITS: FamilySpec = spec(
     "spend_sentinel_overage_units_total",
     "Units recorded beyond what was admitted: settles above their reservation, and charges.",
-    "counter",
+    Kind::Counter,
     &[],
     ("spend_sentinel.overage_units", "{unit}", Counter),
 );
 pub const ON_DEMAND: FamilySpec = spec(
     "spend_sentinel_refresh_on_demand_total",
     "Refreshes started at once, without their pause, because the ledger reached half the node budget.",
-    "counter",
+    Kind::Counter,
     &[],
     ("spend_sentinel.refresh.on_demand", "{refresh}", Counter),
 );
 pub const HOLDS: FamilySpec = spec(
     "spend_sentinel_holds",
     "Open readiness holds (sentinel.hold(name)) by name: while any is open, readiness is not_ready (held).",
-    "gauge",
+    Kind::Gauge,
     &["name"],
     ("spend_sentinel.holds", "{hold}", UpDown),
 );
 pub const BUILD: FamilySpec = spec(
     "spend_sentinel_build_info",
     "1, labelled with the version of spend-sentinel.",
-    "info",
+    Kind::Info,
     &["version"],
     ("spend_sentinel.build.info", "1", Gauge),
 );
@@ -235,7 +238,7 @@ pub const BREAKER_STATE: FamilySpec = in_scope(
     spec(
         "spend_sentinel_breaker_state",
         "1 for each named circuit breaker's current state, 0 for the others.",
-        "gauge",
+        Kind::Gauge,
         &["name", "state"],
         ("spend_sentinel.breaker.state", "1", UpDown),
     ),
@@ -245,7 +248,7 @@ pub const BREAKER_CALLS: FamilySpec = in_scope(
     spec(
         "spend_sentinel_breaker_calls_total",
         "Calls through each named circuit breaker, by result.",
-        "counter",
+        Kind::Counter,
         &["name", "result"],
         ("spend_sentinel.breaker.calls", "{call}", Counter),
     ),
@@ -259,63 +262,63 @@ const fn fleet(spec: FamilySpec) -> FamilySpec {
 pub const FLEET_GRANT: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_grant_units",
     "Units of the fleet's pool this node holds under a usable lease.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.grant", "{unit}", UpDown),
 ));
 pub const FLEET_FLOOR: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_floor_units",
     "This node's static floor: b x reserve / maxNodes, usable without Redis.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.floor", "{unit}", UpDown),
 ));
 pub const FLEET_LIVE_NODES: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_live_nodes",
     "Live nodes holding a lease, as of the last answer from Redis.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.live_nodes", "{node}", Gauge),
 ));
 pub const FLEET_MAX_NODES: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_max_nodes",
     "The fleet's maxNodes (adopted from Redis): the number of static floors.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.max_nodes", "{node}", Gauge),
 ));
 pub const FLEET_BEYOND_MAX_NODES: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_beyond_max_nodes",
     "1 when every static floor was taken as this node joined: it has no floor, its whole budget is leased.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.beyond_max_nodes", "1", Gauge),
 ));
 pub const FLEET_CHARGED_UNITS: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_charged_units",
     "The fleet's expired or released units waiting for a valid refresh, as of the last answer.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.charged_units", "{unit}", Gauge),
 ));
 pub const FLEET_GROWTH_HELD: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_growth_held",
     "1 while no grant may grow: a fresh fleet, or Redis lost its state, until lease x 1.03 + 2 s have passed and a valid refresh settled the fleet.",
-    "gauge",
+    Kind::Gauge,
     &[],
     ("spend_sentinel.fleet.growth_held", "1", Gauge),
 ));
 pub const FLEET_MODE: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_mode",
     "1 for the current fleet mode (connecting, leased, floor), 0 for the others.",
-    "gauge",
+    Kind::Gauge,
     &["mode"],
     ("spend_sentinel.fleet.mode", "1", UpDown),
 ));
 pub const FLEET_REDIS_ERRORS: FamilySpec = fleet(spec(
     "spend_sentinel_fleet_redis_errors_total",
     "Failed Redis calls by kind (connect, timeout, tls, auth, noperm, response, malformed).",
-    "counter",
+    Kind::Counter,
     &["kind"],
     ("spend_sentinel.fleet.redis.errors", "{error}", Counter),
 ));
@@ -402,19 +405,19 @@ mod tests {
                 spec.otel_name
             );
             assert_eq!(
-                spec.kind == "counter",
+                spec.kind == Kind::Counter,
                 spec.instrument == Instrument::ObservableCounter,
                 "{}: counters, and only they, are monotonic sums",
                 spec.name
             );
             assert_eq!(
-                spec.kind == "histogram",
+                spec.kind == Kind::Histogram,
                 spec.instrument == Instrument::Histogram,
                 "{}",
                 spec.name
             );
             assert_eq!(
-                spec.kind == "histogram",
+                spec.kind == Kind::Histogram,
                 !spec.buckets.is_empty(),
                 "{}",
                 spec.name

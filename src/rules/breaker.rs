@@ -19,6 +19,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::rolling::RollingCounts;
+use crate::closed_list::closed_list;
 
 /// Validated settings (option names, defaults and rules: `crate::options::catalog`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,20 +43,13 @@ pub struct BreakerSettings {
 /// breakers tripped together does not retry together.
 const JITTER: f64 = 0.2;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BreakerState {
-    Closed,
-    Open,
-    HalfOpen,
-}
-
-impl BreakerState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BreakerState::Closed => "closed",
-            BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half_open",
-        }
+closed_list! {
+    /// A breaker's state as it is read. Its index is the state code of js/breaker.js's tokens
+    /// (`breakerProtocol().states`).
+    pub enum BreakerState {
+        Closed => "closed",
+        Open => "open",
+        HalfOpen => "half_open",
     }
 }
 
@@ -88,15 +82,17 @@ pub struct Permit {
     pub generation: u64,
 }
 
-/// How a call that held a permit ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallOutcome {
-    Success,
-    Failure,
-    /// A failure because the call ran out of time.
-    Timeout,
-    /// An error the caller says does not count (`isFailure(err) === false`).
-    Ignored,
+closed_list! {
+    /// How a call that held a permit ended. Its index is the outcome code js/breaker.js passes to
+    /// `settle` (`breakerProtocol().outcomes`).
+    pub enum CallOutcome {
+        Success => "success",
+        Failure => "failure",
+        /// A failure because the call ran out of time.
+        Timeout => "timeout",
+        /// An error the caller says does not count (`isFailure(err) === false`).
+        Ignored => "ignored",
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

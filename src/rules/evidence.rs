@@ -3,34 +3,20 @@
 use std::time::Duration;
 
 use super::breaker::CallOutcome;
+use crate::closed_list::closed_list;
 
-/// The result of one refresh (docs/http-adapter.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    Valid,
-    InvalidCredential,
-    CapabilityMissing,
-    /// No proof either way: timeout, network error, 5xx, 429, malformed answer...
-    Indeterminate,
+closed_list! {
+    /// The result of one refresh (docs/http-adapter.md).
+    pub enum Outcome {
+        Valid => "valid",
+        InvalidCredential => "invalid_credential",
+        CapabilityMissing => "capability_missing",
+        /// No proof either way: timeout, network error, 5xx, 429, malformed answer...
+        Indeterminate => "indeterminate",
+    }
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 4] = [
-        Outcome::Valid,
-        Outcome::InvalidCredential,
-        Outcome::CapabilityMissing,
-        Outcome::Indeterminate,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Valid => "valid",
-            Outcome::InvalidCredential => "invalid_credential",
-            Outcome::CapabilityMissing => "capability_missing",
-            Outcome::Indeterminate => "indeterminate",
-        }
-    }
-
     /// For `refresh.breaker`: a definitive answer, "no" included, shows the authority works;
     /// only an inconclusive refresh is a failure.
     pub fn as_call_outcome(self) -> CallOutcome {

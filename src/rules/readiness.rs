@@ -3,25 +3,18 @@
 use std::time::Duration;
 
 use super::evidence::{Denial, Evidence};
+use crate::closed_list::closed_list;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    Ready,
-    Degraded,
-    NotReady,
+closed_list! {
+    /// The readiness status; its order numbers the status metrics' arrays.
+    pub enum Status {
+        Ready => "ready",
+        Degraded => "degraded",
+        NotReady => "not_ready",
+    }
 }
 
 impl Status {
-    pub const ALL: [Status; 3] = [Status::Ready, Status::Degraded, Status::NotReady];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ready => "ready",
-            Status::Degraded => "degraded",
-            Status::NotReady => "not_ready",
-        }
-    }
-
     /// 200 for `ready` and `degraded` (still serving), 503 for `not_ready`.
     pub fn http_status(self) -> u16 {
         match self {
@@ -36,46 +29,33 @@ impl Status {
     }
 }
 
-/// Low-cardinality reason codes, one per rule of the readiness table (README).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Reason {
-    ShuttingDown,
-    InvalidCredential,
-    CapabilityMissing,
-    NoEvidence,
-    EvidenceTooOld,
-    BudgetExhausted,
-    RefreshIndeterminate,
-    Verified,
-    /// A fleet node with neither a floor nor a usable grant (reserve 0, no lease): checked right
-    /// after `no_evidence`.
-    NoFleetLease,
-    /// Not a rule of the table: the refresh task stopped on a defect (a panic), so the evidence
-    /// can only age. Checked right after shutting down; the node fails closed.
-    InternalError,
-    /// The service holds its own readiness (`sentinel.hold(name)`): checked after the denials,
-    /// before `no_evidence`. Listed last so that the earlier reasons keep their numbers.
-    Held,
+closed_list! {
+    /// Low-cardinality reason codes, one per rule of the readiness table (README). Their order
+    /// numbers them (the metrics' labels, the codes of the admission guard's native call): new
+    /// ones go last. A test holds the typings' `ReadinessReason` (generated from
+    /// bindings/types.rs) to the same list.
+    pub enum Reason {
+        ShuttingDown => "shutting_down",
+        InvalidCredential => "invalid_credential",
+        CapabilityMissing => "capability_missing",
+        NoEvidence => "no_evidence",
+        EvidenceTooOld => "evidence_too_old",
+        BudgetExhausted => "budget_exhausted",
+        RefreshIndeterminate => "refresh_indeterminate",
+        Verified => "verified",
+        /// A fleet node with neither a floor nor a usable grant (reserve 0, no lease): checked right
+        /// after `no_evidence`.
+        NoFleetLease => "no_fleet_lease",
+        /// Not a rule of the table: the refresh task stopped on a defect (a panic), so the evidence
+        /// can only age. Checked right after shutting down; the node fails closed.
+        InternalError => "internal_error",
+        /// The service holds its own readiness (`sentinel.hold(name)`): checked after the denials,
+        /// before `no_evidence`. Listed last so that the earlier reasons keep their numbers.
+        Held => "held",
+    }
 }
 
 impl Reason {
-    /// Every reason, once, in declaration order: the one list that numbers them (the metrics'
-    /// labels, the codes of the admission guard's native call); a test holds the typings'
-    /// `ReadinessReason` (generated from bindings/types.rs) to the same list.
-    pub const ALL: [Reason; 11] = [
-        Reason::ShuttingDown,
-        Reason::InvalidCredential,
-        Reason::CapabilityMissing,
-        Reason::NoEvidence,
-        Reason::EvidenceTooOld,
-        Reason::BudgetExhausted,
-        Reason::RefreshIndeterminate,
-        Reason::Verified,
-        Reason::NoFleetLease,
-        Reason::InternalError,
-        Reason::Held,
-    ];
-
     /// The one status each reason goes with: a reason never appears with another.
     pub fn status(self) -> Status {
         match self {
@@ -100,27 +80,6 @@ impl Reason {
             self,
             Reason::Verified | Reason::RefreshIndeterminate | Reason::Held
         )
-    }
-
-    /// This reason's position in [`Reason::ALL`].
-    pub fn index(self) -> usize {
-        Reason::ALL.iter().position(|r| *r == self).unwrap_or(0)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::ShuttingDown => "shutting_down",
-            Reason::InvalidCredential => "invalid_credential",
-            Reason::CapabilityMissing => "capability_missing",
-            Reason::NoEvidence => "no_evidence",
-            Reason::EvidenceTooOld => "evidence_too_old",
-            Reason::BudgetExhausted => "budget_exhausted",
-            Reason::RefreshIndeterminate => "refresh_indeterminate",
-            Reason::Verified => "verified",
-            Reason::NoFleetLease => "no_fleet_lease",
-            Reason::InternalError => "internal_error",
-            Reason::Held => "held",
-        }
     }
 }
 
@@ -402,19 +361,6 @@ mod tests {
         // A restarted process starts from `Evidence::default()`: nothing survives it.
         let restarted = Evidence::default();
         assert_eq!(read(&restarted, at(0.0)).reason, Reason::NoEvidence);
-    }
-
-    #[test]
-    fn every_reason_is_listed_once_and_indexed_by_its_place() {
-        for (i, reason) in Reason::ALL.iter().enumerate() {
-            assert_eq!(reason.index(), i, "{reason:?}");
-            assert_eq!(
-                *reason as usize, i,
-                "{reason:?}: ALL is in declaration order"
-            );
-        }
-        let names: std::collections::HashSet<_> = Reason::ALL.iter().map(|r| r.as_str()).collect();
-        assert_eq!(names.len(), Reason::ALL.len());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! without the authority's text (which can carry the URL or the credential) ever being shown.
 
 use super::evidence::{Denial, Outcome};
+use crate::closed_list::closed_list;
 
 /// What one refresh concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,103 +55,50 @@ impl Verdict {
     }
 }
 
-/// Why a refresh was `indeterminate`. Each names what to look at; the doc comments are the
-/// tables' meanings (docs/metrics.md, docs/http-adapter.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefreshCause {
-    /// `refresh.breaker` is open: the authority was not called.
-    BreakerOpen,
-    /// HTTP: no whole answer (connection, headers and body) within `refresh.timeoutMs`.
-    Timeout,
-    /// HTTP: the URL's host name did not resolve.
-    Dns,
-    /// HTTP: no connection could be made (refused, unreachable).
-    Connect,
-    /// HTTP: the TLS handshake failed: a certificate not trusted (`caPem`), not for this host,
-    /// or a server that closed the handshake.
-    Tls,
-    /// HTTP: connected, then the connection closed or was reset before the whole answer, or
-    /// what came back was not HTTP.
-    ConnectionLost,
-    /// HTTP: a redirect, which is never followed (the URL is not the API's).
-    Http3xx,
-    /// HTTP: a 4xx other than 401, 402, 403 and 429 (a 404 is most often a wrong path).
-    Http4xx,
-    /// HTTP: 429, the authority is asked more often than it allows.
-    Http429,
-    /// HTTP: a 5xx, the authority (or a proxy in front of it) failed.
-    Http5xx,
-    /// HTTP: a status outside 2xx–5xx (a final 1xx, or above 599).
-    HttpOtherStatus,
-    /// HTTP: a 2xx body over 64 KiB.
-    BodyTooLarge,
-    /// HTTP: a 2xx body that is not JSON.
-    BodyNotJson,
-    /// HTTP: 2xx JSON without an array of strings or an object at `capabilitiesPointer`.
-    BodyNoCapabilities,
-    /// `inspect` threw.
-    InspectThrew,
-    /// The promise `inspect` returned rejected.
-    InspectRejected,
-    /// `inspect` answered something that is not one of the four outcome strings.
-    InspectBadValue,
-    /// `inspect` did not answer within `refresh.timeoutMs`.
-    InspectTimeout,
-    /// `inspect` answered `'indeterminate'` itself.
-    InspectIndeterminate,
-}
-
-impl RefreshCause {
-    /// Every cause, once, in declaration order: the metric's label values in this order.
-    pub const ALL: [RefreshCause; 19] = [
-        RefreshCause::BreakerOpen,
-        RefreshCause::Timeout,
-        RefreshCause::Dns,
-        RefreshCause::Connect,
-        RefreshCause::Tls,
-        RefreshCause::ConnectionLost,
-        RefreshCause::Http3xx,
-        RefreshCause::Http4xx,
-        RefreshCause::Http429,
-        RefreshCause::Http5xx,
-        RefreshCause::HttpOtherStatus,
-        RefreshCause::BodyTooLarge,
-        RefreshCause::BodyNotJson,
-        RefreshCause::BodyNoCapabilities,
-        RefreshCause::InspectThrew,
-        RefreshCause::InspectRejected,
-        RefreshCause::InspectBadValue,
-        RefreshCause::InspectTimeout,
-        RefreshCause::InspectIndeterminate,
-    ];
-
-    /// The position in [`RefreshCause::ALL`] (declaration order; a test holds the two together).
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefreshCause::BreakerOpen => "breaker_open",
-            RefreshCause::Timeout => "timeout",
-            RefreshCause::Dns => "dns",
-            RefreshCause::Connect => "connect",
-            RefreshCause::Tls => "tls",
-            RefreshCause::ConnectionLost => "connection_lost",
-            RefreshCause::Http3xx => "http_3xx",
-            RefreshCause::Http4xx => "http_4xx",
-            RefreshCause::Http429 => "http_429",
-            RefreshCause::Http5xx => "http_5xx",
-            RefreshCause::HttpOtherStatus => "http_other_status",
-            RefreshCause::BodyTooLarge => "body_too_large",
-            RefreshCause::BodyNotJson => "body_not_json",
-            RefreshCause::BodyNoCapabilities => "body_no_capabilities",
-            RefreshCause::InspectThrew => "inspect_threw",
-            RefreshCause::InspectRejected => "inspect_rejected",
-            RefreshCause::InspectBadValue => "inspect_bad_value",
-            RefreshCause::InspectTimeout => "inspect_timeout",
-            RefreshCause::InspectIndeterminate => "inspect_indeterminate",
-        }
+closed_list! {
+    /// Why a refresh was `indeterminate`. Each names what to look at; the doc comments are the
+    /// tables' meanings (docs/metrics.md, docs/http-adapter.md).
+    pub enum RefreshCause {
+        /// `refresh.breaker` is open: the authority was not called.
+        BreakerOpen => "breaker_open",
+        /// HTTP: no whole answer (connection, headers and body) within `refresh.timeoutMs`.
+        Timeout => "timeout",
+        /// HTTP: the URL's host name did not resolve.
+        Dns => "dns",
+        /// HTTP: no connection could be made (refused, unreachable).
+        Connect => "connect",
+        /// HTTP: the TLS handshake failed: a certificate not trusted (`caPem`), not for this host,
+        /// or a server that closed the handshake.
+        Tls => "tls",
+        /// HTTP: connected, then the connection closed or was reset before the whole answer, or
+        /// what came back was not HTTP.
+        ConnectionLost => "connection_lost",
+        /// HTTP: a redirect, which is never followed (the URL is not the API's).
+        Http3xx => "http_3xx",
+        /// HTTP: a 4xx other than 401, 402, 403 and 429 (a 404 is most often a wrong path).
+        Http4xx => "http_4xx",
+        /// HTTP: 429, the authority is asked more often than it allows.
+        Http429 => "http_429",
+        /// HTTP: a 5xx, the authority (or a proxy in front of it) failed.
+        Http5xx => "http_5xx",
+        /// HTTP: a status outside 2xx–5xx (a final 1xx, or above 599).
+        HttpOtherStatus => "http_other_status",
+        /// HTTP: a 2xx body over 64 KiB.
+        BodyTooLarge => "body_too_large",
+        /// HTTP: a 2xx body that is not JSON.
+        BodyNotJson => "body_not_json",
+        /// HTTP: 2xx JSON without an array of strings or an object at `capabilitiesPointer`.
+        BodyNoCapabilities => "body_no_capabilities",
+        /// `inspect` threw.
+        InspectThrew => "inspect_threw",
+        /// The promise `inspect` returned rejected.
+        InspectRejected => "inspect_rejected",
+        /// `inspect` answered something that is not one of the four outcome strings.
+        InspectBadValue => "inspect_bad_value",
+        /// `inspect` did not answer within `refresh.timeoutMs`.
+        InspectTimeout => "inspect_timeout",
+        /// `inspect` answered `'indeterminate'` itself.
+        InspectIndeterminate => "inspect_indeterminate",
     }
 }
 
@@ -189,17 +137,6 @@ impl JsType {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_cause_sits_at_its_index_under_its_own_name() {
-        for (i, cause) in RefreshCause::ALL.into_iter().enumerate() {
-            assert_eq!(cause.index(), i, "{cause:?}");
-        }
-        let mut names: Vec<&str> = RefreshCause::ALL.map(RefreshCause::as_str).to_vec();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), RefreshCause::ALL.len(), "a name is used twice");
-    }
 
     #[test]
     fn inspect_answers_are_the_four_outcome_strings_exactly() {

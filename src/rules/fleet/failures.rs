@@ -16,7 +16,7 @@ pub(super) struct Failures {
     pub(super) retry_at: Option<Duration>,
     pub(super) last_kind: Option<ErrorKind>,
     /// Failed calls by kind, in [`ErrorKind::ALL`]'s order.
-    pub(super) counts: [u64; ErrorKind::ALL.len()],
+    pub(super) counts: [u64; ErrorKind::COUNT],
 }
 
 impl Failures {

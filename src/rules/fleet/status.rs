@@ -3,73 +3,36 @@
 
 use std::time::Duration;
 
-/// `connecting` (Redis has not answered yet), `leased` (a usable grant), `floor` (answered, no
-/// usable grant).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Connecting,
-    Leased,
-    Floor,
-}
+use crate::closed_list::closed_list;
 
-impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Connecting, Mode::Leased, Mode::Floor];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Connecting => "connecting",
-            Mode::Leased => "leased",
-            Mode::Floor => "floor",
-        }
+closed_list! {
+    /// `connecting` (Redis has not answered yet), `leased` (a usable grant), `floor` (answered, no
+    /// usable grant).
+    pub enum Mode {
+        Connecting => "connecting",
+        Leased => "leased",
+        Floor => "floor",
     }
 }
 
-/// Why a Redis call failed, as `fleet().redisError` and the error metric name it (a closed set:
-/// an error's text is never shown, it can carry the URL and its password).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// No connection: refused, reset, unreachable, DNS.
-    Connect,
-    /// No answer within the call's bound (1 s).
-    Timeout,
-    /// The TLS handshake failed (an unknown CA, a certificate the server refused).
-    Tls,
-    /// Wrong user or password (`WRONGPASS`), or a password is needed (`NOAUTH`).
-    Auth,
-    /// The ACL user may not run a command the fleet needs (`NOPERM`).
-    NoPerm,
-    /// Any other error answer (`READONLY`, `OOM`, `CLUSTERDOWN`, too many redirects, ...).
-    Response,
-    /// An answer the scripts never give: not our Redis, or a bug.
-    Malformed,
-}
-
-impl ErrorKind {
-    pub const ALL: [ErrorKind; 7] = [
-        ErrorKind::Connect,
-        ErrorKind::Timeout,
-        ErrorKind::Tls,
-        ErrorKind::Auth,
-        ErrorKind::NoPerm,
-        ErrorKind::Response,
-        ErrorKind::Malformed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Connect => "connect",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Tls => "tls",
-            ErrorKind::Auth => "auth",
-            ErrorKind::NoPerm => "noperm",
-            ErrorKind::Response => "response",
-            ErrorKind::Malformed => "malformed",
-        }
-    }
-
-    /// The position in [`ErrorKind::ALL`] (the error counters are an array in that order).
-    pub fn index(self) -> usize {
-        ErrorKind::ALL.iter().position(|k| *k == self).unwrap_or(0)
+closed_list! {
+    /// Why a Redis call failed, as `fleet().redisError` and the error metric name it (a closed set:
+    /// an error's text is never shown, it can carry the URL and its password).
+    pub enum ErrorKind {
+        /// No connection: refused, reset, unreachable, DNS.
+        Connect => "connect",
+        /// No answer within the call's bound (1 s).
+        Timeout => "timeout",
+        /// The TLS handshake failed (an unknown CA, a certificate the server refused).
+        Tls => "tls",
+        /// Wrong user or password (`WRONGPASS`), or a password is needed (`NOAUTH`).
+        Auth => "auth",
+        /// The ACL user may not run a command the fleet needs (`NOPERM`).
+        NoPerm => "noperm",
+        /// Any other error answer (`READONLY`, `OOM`, `CLUSTERDOWN`, too many redirects, ...).
+        Response => "response",
+        /// An answer the scripts never give: not our Redis, or a bug.
+        Malformed => "malformed",
     }
 }
 
@@ -106,7 +69,7 @@ pub struct FleetStatus {
     /// The kind of the last failed Redis call; `None` once a call succeeds.
     pub redis_error: Option<ErrorKind>,
     /// Failed calls by kind, in [`ErrorKind::ALL`]'s order.
-    pub errors: [u64; ErrorKind::ALL.len()],
+    pub errors: [u64; ErrorKind::COUNT],
 }
 
 /// What the node's logger hears of the fleet: each a change, never a repeat.
