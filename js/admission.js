@@ -12,7 +12,7 @@ const { admissionCodeFunction, admissionRefusalReasons } = require('./native');
 const { readOptions, checkSentinel, configError } = require('./options');
 const { reservingFunction } = require('./reservation');
 
-/** Code 1 + i is a refusal for `REASONS[i]`; each second of window adds `SLOTS` (src/bindings/hot_path.rs). */
+/** Code 1 + i is a refusal for `REASONS[i]`; each second of window adds `SLOTS` (src/bindings/admission.rs). */
 const REASONS = admissionRefusalReasons();
 const SLOTS = REASONS.length + 1;
 

@@ -37,7 +37,7 @@ pub(super) struct Call {
 }
 
 impl Call {
-    /// For the helpers that take a raw env (`errors::throw`, `hot_path::units_argument`).
+    /// For the helpers that take a raw env (`errors::throw`, `units_argument`).
     pub fn env(&self) -> sys::napi_env {
         self.env
     }

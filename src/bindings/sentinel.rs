@@ -15,6 +15,7 @@ use super::teardown::close_on_teardown;
 use super::types::{
     FleetReadout, MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent,
 };
+use super::units_argument;
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
@@ -178,7 +179,7 @@ impl Sentinel {
     #[napi(ts_args_type = "units?: number")]
     pub fn admit(&self, env: Env, units: Unknown) -> Result<bool> {
         // SAFETY: `env` and `units` belong to this call, in progress on this thread.
-        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
+        let units = unsafe { units_argument::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.admit(units))
     }
 
@@ -191,7 +192,7 @@ impl Sentinel {
     pub fn charge(&self, env: Env, units: Unknown) -> Result<()> {
         // SAFETY: as in `admit`.
         let units = unsafe {
-            hot_path::ruled_argument(env.raw(), Some(units.raw()), |given| {
+            units_argument::ruled_argument(env.raw(), Some(units.raw()), |given| {
                 crate::rules::ledger::measured_units("units", given)
             })
         }?;
@@ -205,7 +206,7 @@ impl Sentinel {
     #[napi(ts_args_type = "units?: number")]
     pub fn refusal_reason(&self, env: Env, units: Unknown) -> Result<Option<ReadinessReason>> {
         // SAFETY: as in `admit`.
-        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
+        let units = unsafe { units_argument::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
 
@@ -374,7 +375,7 @@ fn done() -> Done {
 }
 
 impl Sentinel {
-    /// The shared state, for the functions that carry it (see `hot_path`).
+    /// The shared state, for the functions made for a sentinel (`admission`, `reservation`).
     pub(super) fn shared(&self) -> &Arc<SharedSentinel> {
         &self.shared
     }

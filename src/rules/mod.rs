@@ -18,6 +18,7 @@ mod reservation_guarantee;
 pub mod rolling;
 pub mod sentinel_state;
 pub mod verdict;
+pub mod window_figures;
 
 pub use budget::fixed::Budget;
 pub use budget::BudgetSource;
