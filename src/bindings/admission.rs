@@ -8,7 +8,6 @@ use napi_derive::napi;
 
 use super::native_function::{create_function, Call, Method, NativeFunction};
 use super::sentinel::Sentinel;
-use super::types::ReadinessReason;
 use super::units_argument::with_units;
 use crate::numbers::saturating_u32;
 use crate::rules::{Reason, Refusal};
@@ -35,7 +34,8 @@ const REASON_SLOTS: u32 = Reason::ALL.len() as u32 + 1;
 
 /// 0 when admitted; a refusal is `1 + reason.index() + REASON_SLOTS × ⌈w⌉`, with w the stale
 /// window in seconds (≤ 7 days, so the code stays a small integer). js/admission.js reads it
-/// back through [`admission_refusal_reasons`], whose length + 1 is `REASON_SLOTS`: the reason
+/// back through `readinessVocabulary().reasons` (`hot_path::readiness_vocabulary`), whose
+/// length + 1 is `REASON_SLOTS`: the reason
 /// is `reasons[code % slots - 1]`, ⌈w⌉ is `⌊code / slots⌋` (for the default `Retry-After`,
 /// ⌈w / 2⌉ = ⌈⌈w⌉ / 2⌉).
 pub(super) fn admission_code(admission: std::result::Result<(), Refusal>) -> u32 {
@@ -52,17 +52,6 @@ pub(super) fn admission_code(admission: std::result::Result<(), Refusal>) -> u32
                 .saturating_add(reason_code)
         }
     }
-}
-
-/// The reasons of the admission codes: a refusal's code modulo `reasons.length + 1` is
-/// `1 + i` for `reasons[i]`. Read once by js/admission.js; internal, as `admissionCodeFunction`.
-#[napi]
-pub fn admission_refusal_reasons() -> Vec<ReadinessReason> {
-    Reason::ALL
-        .iter()
-        .copied()
-        .map(ReadinessReason::from)
-        .collect()
 }
 
 /// `(units?: number) => number`: the admission guard's call for `sentinel`, answering 0 when

@@ -1,5 +1,7 @@
 //! The calls a service makes per request, `admit(units)`, `status()`, `isServing()` and
-//! `charge(units)`, as plain native functions installed on each instance.
+//! `charge(units)`, as plain native functions installed on each instance; and `readiness()`'s
+//! one crossing, a function answering a number that js/readiness.js decodes into the object
+//! (built natively, property by property, it cost ~40 native no-ops).
 //!
 //! Why not ordinary `#[napi]` methods: a napi-rs class method spends ~0.4 µs checking the class
 //! identity of `this`, more than the whole decision. These functions carry their sentinel in the
@@ -13,8 +15,12 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi::sys;
 
-use super::native_function::{install_functions, Call, Method, NativeFunction};
+use napi_derive::napi;
+
+use super::native_function::{install_functions, install_keyed, Call, Method, NativeFunction};
+use super::types::{whole_milliseconds, ReadinessReason, ReadinessStatus, ReadinessVocabulary};
 use super::units_argument::{record_measured, with_units};
+use crate::rules::{Readiness, Reason, Status};
 use crate::shared_sentinel::SharedSentinel;
 
 /// `admit(units = 1)`: `true` when the units are admitted (see `SharedSentinel::admit`).
@@ -66,7 +72,70 @@ impl Method for IsServing {
     }
 }
 
-/// Defines `admit`, `status`, `isServing` and `charge` on `this`.
+/// `readiness()`'s one crossing: the readiness of this moment as one number, [`readiness_code`].
+struct ReadinessCode;
+
+impl Method for ReadinessCode {
+    type State = SharedSentinel;
+    const ARGS: usize = 0;
+
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
+        call.number(readiness_code(&shared.readiness()))
+    }
+}
+
+/// Status and reason in one small number: `reason.index() × STATUSES + status.index()`.
+const STATUSES: usize = Status::ALL.len();
+#[allow(clippy::cast_precision_loss, reason = "33 pairs; the cast is exact")]
+const PAIRS: f64 = (Reason::ALL.len() * STATUSES) as f64;
+
+/// A readiness as one whole number, so that JavaScript builds the object and one crossing
+/// suffices: `age × PAIRS + reason.index() × STATUSES + status.index()`, with `age` 0 without
+/// evidence and 1 + the evidence age in whole milliseconds otherwise. Exact below 2^53, that is
+/// for ages under ~8,600 years. js/readiness.js decodes it with [`readiness_vocabulary`].
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "an index below 33 is exact as f64"
+)]
+pub(super) fn readiness_code(readiness: &Readiness) -> f64 {
+    let age = readiness
+        .evidence_age
+        .map_or(0.0, |age| whole_milliseconds(age) + 1.0);
+    let pair = readiness.reason.index() * STATUSES + readiness.status.index();
+    age * PAIRS + pair as f64
+}
+
+/// The key (for `Symbol.for`) of each instance's readiness-code function.
+const READINESS_CODE_KEY: &str = "spend-sentinel.readinessCode";
+
+/// The lists a readiness code (`readiness_code` in src/bindings/hot_path.rs) and the admission
+/// codes index: js/readiness.js and
+/// js/admission.js read them once, so no status or reason string is restated in JavaScript.
+/// Internal.
+#[napi]
+pub fn readiness_vocabulary() -> ReadinessVocabulary {
+    ReadinessVocabulary {
+        statuses: Status::ALL
+            .iter()
+            .copied()
+            .map(ReadinessStatus::from)
+            .collect(),
+        http_statuses: Status::ALL
+            .iter()
+            .map(|status| status.http_status())
+            .collect(),
+        reasons: Reason::ALL
+            .iter()
+            .copied()
+            .map(ReadinessReason::from)
+            .collect(),
+        code_key: READINESS_CODE_KEY.to_owned(),
+    }
+}
+
+/// Defines `admit`, `status`, `isServing` and `charge` on `this`, and the readiness-code
+/// function under `Symbol.for(READINESS_CODE_KEY)` (not a public name: `readiness()`, on the
+/// prototype, calls it).
 pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Result<()> {
     install_functions(
         env,
@@ -78,5 +147,64 @@ pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Re
             NativeFunction::new::<IsServing>(c"isServing"),
             NativeFunction::new::<Charge>(c"charge"),
         ],
-    )
+    )?;
+    let symbol: Unknown = env.get_global()?.get_named_property("Symbol")?;
+    // SAFETY: `Symbol` is a function, and so an object (napi reads properties of either).
+    let symbol: Object = unsafe { symbol.cast()? };
+    let symbol_for: Function<String, Unknown> = symbol.get_named_property("for")?;
+    let key = symbol_for.call(READINESS_CODE_KEY.to_owned())?;
+    let function = NativeFunction::new::<ReadinessCode>(c"readinessCode");
+    install_keyed(env, this, key.raw(), shared, &function)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// What js/readiness.js does with a code: (status, reason, age in seconds).
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "small whole numbers, as JavaScript reads them"
+    )]
+    fn decode(code: f64) -> (Status, Reason, Option<f64>) {
+        let pair = code % PAIRS;
+        let status = pair % STATUSES as f64;
+        let age = (code - pair) / PAIRS;
+        (
+            Status::ALL[status as usize],
+            Reason::ALL[((pair - status) / STATUSES as f64) as usize],
+            (age > 0.0).then(|| (age - 1.0) / 1000.0),
+        )
+    }
+
+    #[test]
+    fn a_readiness_code_gives_back_its_status_reason_and_age_to_the_millisecond() {
+        let ages = [
+            None,
+            Some(Duration::ZERO),
+            Some(Duration::from_micros(1_929_039)),
+            Some(Duration::from_secs(7 * 24 * 3600)),
+            Some(Duration::from_secs(100 * 365 * 24 * 3600)),
+        ];
+        for reason in Reason::ALL {
+            for status in Status::ALL {
+                for evidence_age in ages {
+                    let readiness = Readiness {
+                        status,
+                        reason,
+                        evidence_age,
+                    };
+                    let age = evidence_age.map(super::super::types::millisecond_seconds);
+                    assert_eq!(
+                        decode(readiness_code(&readiness)),
+                        (status, reason, age),
+                        "{readiness:?}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -12,9 +12,7 @@ use super::hot_path;
 use super::logger::JsLogger;
 use super::options::to_raw;
 use super::teardown::close_on_teardown;
-use super::types::{
-    FleetReadout, MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent,
-};
+use super::types::{FleetReadout, MetricFamily, ReadinessReason, ReadinessStatus, TransitionEvent};
 use super::units_argument;
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
@@ -142,12 +140,6 @@ impl Sentinel {
 
 #[napi]
 impl Sentinel {
-    /// Readiness now (README, Readiness): no I/O, never waits on a refresh.
-    #[napi]
-    pub fn readiness(&self) -> Readiness {
-        self.shared.readiness().into()
-    }
-
     /// The cheap readiness read for hot paths: the status alone.
     /// (Each instance carries a faster own copy of this method.)
     #[napi]

@@ -30,6 +30,15 @@ impl Status {
         }
     }
 
+    /// This status's position in [`Status::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Status::Ready => 0,
+            Status::Degraded => 1,
+            Status::NotReady => 2,
+        }
+    }
+
     /// May the node take billable work in this status (README, Admission)?
     pub fn admits(self) -> bool {
         self != Status::NotReady
