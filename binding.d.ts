@@ -77,8 +77,6 @@ export declare class Sentinel {
    * `ERR_SPEND_SENTINEL_CONFIG` naming the option) and starts refreshing at once.
    */
   constructor(options: import('./js/option-types').SentinelOptions)
-  /** Readiness now (README, Readiness): no I/O, never waits on a refresh. */
-  readiness(): Readiness
   /**
    * The cheap readiness read for hot paths: the status alone.
    * (Each instance carries a faster own copy of this method.)
@@ -186,16 +184,10 @@ export declare class Sentinel {
 
 /**
  * `(units?: number) => number`: the admission guard's call for `sentinel`, answering 0 when
- * admitted, else a refusal's code (`admission_code` in src/bindings/hot_path.rs). Made once per
+ * admitted, else a refusal's code (`admission_code` in src/bindings/admission.rs). Made once per
  * guard (its class check is paid here, not per request). Internal to js/admission.js.
  */
 export declare function admissionCodeFunction(sentinel: Sentinel): (units?: number) => number
-
-/**
- * The reasons of the admission codes: a refusal's code modulo `reasons.length + 1` is
- * `1 + i` for `reasons[i]`. Read once by js/admission.js; internal, as `admissionCodeFunction`.
- */
-export declare function admissionRefusalReasons(): Array<ReadinessReason>
 
 /** Internal: the encoding of js/breaker.js's calls into `BreakerCore`. */
 export declare function breakerProtocol(): BreakerProtocol
@@ -425,6 +417,27 @@ export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capabili
  * clears it). `not_ready`: do not route traffic here.
  */
 export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready'
+
+/**
+ * The lists a readiness code (`readiness_code` in src/bindings/hot_path.rs) and the admission
+ * codes index: js/readiness.js and
+ * js/admission.js read them once, so no status or reason string is restated in JavaScript.
+ * Internal.
+ */
+export declare function readinessVocabulary(): ReadinessVocabulary
+
+/**
+ * The closed lists `readiness()` and the admission guard decode the addon's numbers with
+ * (js/readiness.js, js/admission.js): status `i` is `statuses[i]` (answered with
+ * `httpStatuses[i]`), reason `i` is `reasons[i]`. Internal.
+ */
+export interface ReadinessVocabulary {
+  statuses: Array<ReadinessStatus>
+  httpStatuses: Array<number>
+  reasons: Array<ReadinessReason>
+  /** `Symbol.for(codeKey)` names each instance's readiness-code function. */
+  codeKey: string
+}
 
 /** What one refresh can conclude; what an `inspect()` function must resolve to. */
 export type RefreshOutcome = 'valid' | 'invalid_credential' | 'capability_missing' | 'indeterminate'

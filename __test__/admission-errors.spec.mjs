@@ -15,7 +15,7 @@ import { request } from './helpers/frameworks.mjs';
 import { cleanups, closedPort, fastOptions, scriptedAuthority, sequence, withTimeout } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
-const { Sentinel } = require('../binding.js');
+const { Sentinel } = require('../js/main.js');
 const express = require('express');
 const Fastify = require('fastify');
 const spendExpress = require('spend-sentinel/express');

@@ -19,7 +19,7 @@ import {
 } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
-const { Sentinel } = require('../binding.js');
+const { Sentinel } = require('../js/main.js');
 const spendExpress = require('spend-sentinel/express');
 const spendFastify = require('spend-sentinel/fastify');
 

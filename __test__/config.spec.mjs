@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { SEED_BUDGET, catchError, never, sentinelPool } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 const SECRET = `sk_live_${randomBytes(16).toString('hex')}`;
 const tag = randomBytes(4).toString('hex').toUpperCase();

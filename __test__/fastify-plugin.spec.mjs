@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { fastOptions, never, recordTransitions, scriptedAuthority, sentinelPool } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
-const { Sentinel } = require('../binding.js');
+const { Sentinel } = require('../js/main.js');
 const Fastify = require('fastify');
 const spendSentinel = require('spend-sentinel/fastify');
 
@@ -142,7 +142,7 @@ test('a deep check that never settles does not hang fastify.inject() without a l
   const script = `
     import { createRequire } from 'node:module';
     const require = createRequire(${JSON.stringify(fileURLToPath(import.meta.url))});
-    const { Sentinel } = require('../binding.js');
+    const { Sentinel } = require('../js/main.js');
     const Fastify = require('fastify');
     const spendSentinel = require('spend-sentinel/fastify');
     const sentinel = new Sentinel({

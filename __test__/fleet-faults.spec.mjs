@@ -18,7 +18,7 @@ import { stoppedBy } from './helpers/redis.mjs';
 import { readExposition } from './helpers/exposition.mjs';
 import { cleanups, now, pollUntil, sentinelPool, withTimeout } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 let names = 0;
 const fleetName = () => `ss-faults:${process.pid}.${(names += 1)}`;

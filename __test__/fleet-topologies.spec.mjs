@@ -23,7 +23,7 @@ import { cleanups, pollUntil, sentinelPool } from './helpers/wait.mjs';
 import { B, R } from './helpers/fleet-numbers.mjs';
 import { afterEveryWindow, allLeased, assertCeiling, cutWithEmptyLedgers, epoch, fleetScope, renewedSince } from './helpers/fleet-nodes.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 const MAX_NODES = 4;
 const fleetKey = (name) => `{spend-sentinel:${name}}`;

@@ -38,7 +38,7 @@ import {
 } from './helpers/wait.mjs';
 import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, READOUT_MS } from './helpers/fleet-numbers.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
 const FLEET_KEYS = ['beyondMaxNodes', 'chargedUnits', 'configured', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'leaseSeconds', 'liveNodes', 'maxNodes', 'mode', 'nodeBudgetUnits', 'redisError', 'reserve'];

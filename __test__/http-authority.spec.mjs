@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TLS, refusedUrl, reply, startFakeAuthority } from './helpers/fake-authority.mjs';
 import { quietPeriod, sentinelPool } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 const CAP = 'meter.tokens';
 const CREDENTIAL = `sk_test_${randomBytes(12).toString('hex')}`;

@@ -22,7 +22,7 @@ import {
   withTimeout,
 } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 const READINESS_KEYS = ['evidenceAgeSeconds', 'httpStatus', 'reason', 'status'];
 /** evidenceAgeSeconds is whole milliseconds, rounded: half a millisecond either way. */
@@ -429,7 +429,7 @@ describe('process and worker lifetime without close()', () => {
   const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
   /** A CommonJS script: ready, then nothing to do until a refresh 50 min away; no close(). */
   const IDLE_CHILD = `
-    const { Sentinel } = require(${JSON.stringify(fileURLToPath(new URL('../binding.js', import.meta.url)))});
+    const { Sentinel } = require(${JSON.stringify(fileURLToPath(new URL('../js/main.js', import.meta.url)))});
     let calls = 0;
     const s = new Sentinel({
       budget: { unverifiedUnits: 360000, maxUnitsPerSecond: 100 },

@@ -16,7 +16,7 @@ import { request as get } from './helpers/frameworks.mjs';
 import { catchError, deferred, fastOptions, scriptedAuthority, sentinelPool, sequence, withTimeout } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
-const { Sentinel } = require('../binding.js');
+const { Sentinel } = require('../js/main.js');
 const express = require('express');
 const Fastify = require('fastify');
 const spendExpress = require('spend-sentinel/express');

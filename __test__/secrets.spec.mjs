@@ -22,7 +22,7 @@ import {
   sentinelPool,
 } from './helpers/wait.mjs';
 
-const { Sentinel } = createRequire(import.meta.url)('../binding.js');
+const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 const promClient = createRequire(import.meta.url)('prom-client');
 const { collect } = createRequire(import.meta.url)('spend-sentinel/prom-client');
 

@@ -22,7 +22,7 @@ import { catchError, deferred, FAST_BUDGET, FAST_REFRESH, now, pollUntil, quietP
 import { FRAMEWORKS, request } from './helpers/frameworks.mjs';
 
 const require = createRequire(import.meta.url);
-const { Sentinel } = require('../binding.js');
+const { Sentinel } = require('../js/main.js');
 const spendExpress = require('spend-sentinel/express');
 const spendFastify = require('spend-sentinel/fastify');
 

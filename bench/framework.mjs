@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { measure, printRatios } from './measure.mjs';
 
 const require = createRequire(import.meta.url);
-const { Sentinel } = require('../binding.js');
+const { Sentinel } = require('../js/main.js');
 const { probes, admission } = require('../js/express.js');
 const spendSentinel = require('../js/fastify.js');
 const express = require('express');

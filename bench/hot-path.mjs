@@ -16,7 +16,7 @@ import { measure, measureAsync, printRatios } from './measure.mjs';
 
 const require = createRequire(import.meta.url);
 // js/native.js: the binding, with `reserve` added to its Sentinel class (js/reservation.js).
-const { Sentinel, nativeNoop, admissionCodeFunction, admissionRefusalReasons } = require('../js/native.js');
+const { Sentinel, nativeNoop, admissionCodeFunction, readinessVocabulary } = require('../js/native.js');
 
 const CALLS = 2_000_000;
 const RUNS = 7;
@@ -61,7 +61,7 @@ async function main() {
   // More units than the node budget: refused (budget_exhausted) after the whole decision, and
   // the ledger stays as it is, so every run measures the same refusal.
   const tooMany = 2e15;
-  const reasons = admissionRefusalReasons();
+  const { reasons } = readinessVocabulary();
   const slots = reasons.length + 1;
   const admitCode = admissionCodeFunction(sentinel);
   // What js/admission.js did with a refusal until the guard made one call per request.

@@ -8,13 +8,13 @@
 // With `settle` (usage known only after the work) it reserves the units instead, and settles the
 // reservation once the response is over; the frameworks' glue says when that is.
 
-const { admissionCodeFunction, admissionRefusalReasons } = require('./native');
+const { admissionCodeFunction, readinessVocabulary } = require('./native');
 const { readOptions, checkSentinel, configError } = require('./options');
 const { ADMISSION } = require('./options-catalog');
 const { reservingFunction } = require('./reservation');
 
-/** Code 1 + i is a refusal for `REASONS[i]`; each second of window adds `SLOTS` (src/bindings/hot_path.rs). */
-const REASONS = admissionRefusalReasons();
+/** Code 1 + i is a refusal for `REASONS[i]`; each second of window adds `SLOTS` (src/bindings/admission.rs). */
+const REASONS = readinessVocabulary().reasons;
 const SLOTS = REASONS.length + 1;
 
 const UNITS_ERROR = 'ERR_SPEND_SENTINEL_UNITS';

@@ -35,7 +35,7 @@ mod module_graph_tests;
 // Exported like every `#[napi]` item, which also keeps each one in use in test builds (where
 // napi-rs registers nothing).
 pub use bindings::{
-    admission_code_function, admission_refusal_reasons, breaker_protocol, compute_budget,
-    metric_catalog, metrics_feed, native_noop, reservation_functions, window_figures, BreakerCore,
+    admission_code_function, breaker_protocol, compute_budget, metric_catalog, metrics_feed,
+    native_noop, readiness_vocabulary, reservation_functions, window_figures, BreakerCore,
     BreakerProtocol, BudgetAnswer, MetricsFeed, Sentinel,
 };

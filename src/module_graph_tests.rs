@@ -12,6 +12,23 @@ use std::path::{Path, PathBuf};
 /// Module → the modules it uses, each with where it first does (`file:line`).
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
+/// Which code a graph is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Code {
+    /// Tests included: the top level's layering holds for them too.
+    All,
+    /// Without test modules (`tests.rs`, `*_tests.rs`, `#[cfg(test)] mod`): inside a folder a
+    /// test may reach into a sibling for a fixture (authority's DNS tests use the HTTP client);
+    /// the code that ships must not circle.
+    Shipped,
+}
+
+/// A file that is a test module whole.
+fn is_test_file(path: &Path) -> bool {
+    path.file_stem()
+        .is_some_and(|stem| stem == "tests" || stem.to_string_lossy().ends_with("_tests"))
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
     Ident(String),
@@ -138,10 +155,11 @@ fn tokens(src: &str) -> Vec<(Tok, usize)> {
     out
 }
 
-/// The first segment of each path that starts at the crate root: after `crate::` (or `super::`
-/// climbing to the root), one name or each name of a `{…}` group. `module` is the file's module
-/// path (`["fleet", "task"]` for src/fleet/task.rs); inline `mod x { … }` blocks extend it.
-fn root_uses(src: &str, module: &[String]) -> Vec<(String, usize)> {
+/// Each path that names a module of the crate, resolved from the crate root: `crate::…`,
+/// `super::…` (climbing from the file's module), `self::…`; a `{…}` group gives one path per
+/// item. `module` is the file's module path (`["fleet", "task"]` for src/fleet/task.rs); inline
+/// `mod x { … }` blocks extend it.
+fn resolved_uses(src: &str, module: &[String], code: Code) -> Vec<(Vec<String>, usize)> {
     let toks = tokens(src);
     let ident = |i: usize| match toks.get(i) {
         Some((Tok::Ident(name), _)) => Some(name.as_str()),
@@ -150,41 +168,64 @@ fn root_uses(src: &str, module: &[String]) -> Vec<(String, usize)> {
     let tok = |i: usize| toks.get(i).map(|(t, _)| t);
     let mut uses = Vec::new();
     let mut depth = 0;
-    let mut inline: Vec<(String, usize)> = Vec::new();
+    // Each inline module: its name, its depth of braces, and whether it is `#[cfg(test)]`.
+    let mut inline: Vec<(String, usize, bool)> = Vec::new();
+    let mut test_attribute = false;
+    let in_test = |inline: &[(String, usize, bool)]| inline.iter().any(|(_, _, test)| *test);
     let mut i = 0;
     while i < toks.len() {
         match &toks[i].0 {
             Tok::Open => depth += 1,
             Tok::Close => {
-                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                if inline.last().is_some_and(|(_, d, _)| *d == depth) {
                     inline.pop();
                 }
                 depth -= 1;
             }
+            // `cfg ( test )`: the attribute of the item that follows.
+            Tok::Ident(word)
+                if word == "cfg"
+                    && ident(i + 2) == Some("test")
+                    && tok(i + 3) == Some(&Tok::Other) =>
+            {
+                test_attribute = true;
+                i += 3;
+            }
             Tok::Ident(word) if word == "mod" && tok(i + 2) == Some(&Tok::Open) => {
                 if let Some(name) = ident(i + 1) {
-                    inline.push((name.to_owned(), depth + 1));
+                    inline.push((name.to_owned(), depth + 1, test_attribute));
                 }
+                test_attribute = false;
             }
             Tok::Ident(word)
-                if (word == "crate" || word == "super") && tok(i + 1) == Some(&Tok::PathSep) =>
+                if matches!(word.as_str(), "crate" | "super" | "self")
+                    && tok(i + 1) == Some(&Tok::PathSep) =>
             {
                 if i > 0 && tok(i - 1) == Some(&Tok::PathSep) {
                     i += 1;
                     continue;
                 }
+                let here: Vec<String> = module
+                    .iter()
+                    .cloned()
+                    .chain(inline.iter().map(|(name, _, _)| name.clone()))
+                    .collect();
                 let mut next = i;
                 let mut climbs = 0;
                 while ident(next) == Some("super") && tok(next + 1) == Some(&Tok::PathSep) {
                     climbs += 1;
                     next += 2;
                 }
+                let base = match word.as_str() {
+                    "crate" => Vec::new(),
+                    "self" => here,
+                    _ => here[..here.len().saturating_sub(climbs)].to_vec(),
+                };
                 if climbs == 0 {
                     next += 2;
                 }
-                let here = module.len() + inline.len();
-                if climbs == 0 || climbs >= here {
-                    uses.extend(first_segments(&toks, next));
+                if code == Code::All || !in_test(&inline) {
+                    uses.extend(paths_at(&toks, next, base));
                 }
                 i = next;
                 continue;
@@ -196,38 +237,49 @@ fn root_uses(src: &str, module: &[String]) -> Vec<(String, usize)> {
     uses
 }
 
-/// The names a path continues with at `i`: `a` or each item of `{a::x, b}`.
-fn first_segments(toks: &[(Tok, usize)], i: usize) -> Vec<(String, usize)> {
-    match toks.get(i) {
-        Some((Tok::Ident(name), line)) => vec![(name.clone(), *line)],
-        Some((Tok::Open, _)) => {
-            let mut names = Vec::new();
-            let (mut depth, mut item_start) = (0, false);
-            for (tok, line) in &toks[i..] {
-                match tok {
-                    Tok::Open => {
-                        depth += 1;
-                        item_start = depth == 1;
-                        continue;
-                    }
-                    Tok::Close => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    Tok::Comma if depth == 1 => {
-                        item_start = true;
-                        continue;
-                    }
-                    Tok::Ident(name) if item_start => names.push((name.clone(), *line)),
-                    _ => {}
+/// The paths that continue `prefix` at `i`: `a::b`, or one per item of `{a::x, b, self}`.
+fn paths_at(
+    toks: &[(Tok, usize)],
+    mut i: usize,
+    mut prefix: Vec<String>,
+) -> Vec<(Vec<String>, usize)> {
+    loop {
+        match toks.get(i) {
+            Some((Tok::Ident(name), line)) => {
+                if name != "self" {
+                    prefix.push(name.clone());
                 }
-                item_start = false;
+                if toks.get(i + 1).map(|(t, _)| t) != Some(&Tok::PathSep) {
+                    return vec![(prefix, *line)];
+                }
+                i += 2;
             }
-            names
+            Some((Tok::Open, line)) => {
+                let mut paths = Vec::new();
+                let mut depth = 0;
+                for (at, (tok, _)) in toks.iter().enumerate().skip(i) {
+                    match tok {
+                        Tok::Open => depth += 1,
+                        Tok::Close => depth -= 1,
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                    let starts_item = depth == 1 && matches!(tok, Tok::Open | Tok::Comma);
+                    if starts_item && toks.get(at + 1).map(|(t, _)| t) != Some(&Tok::Close) {
+                        paths.extend(paths_at(toks, at + 1, prefix.clone()));
+                    }
+                }
+                if paths.is_empty() {
+                    paths.push((prefix, *line));
+                }
+                return paths;
+            }
+            // `a::*`, or the end of a path.
+            Some((_, line)) => return vec![(prefix, *line)],
+            None => return vec![(prefix, 0)],
         }
-        _ => Vec::new(),
     }
 }
 
@@ -254,17 +306,30 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The graph of the crate whose sources are in `src`.
+/// The graph of the crate whose sources are in `src`: its top-level modules.
 fn graph(src: &Path) -> Graph {
+    folder_graph(src, &[], Code::All)
+}
+
+/// The graph inside the folder of module `folder` (`[]` for src/ itself): its files and
+/// subfolders are the nodes (its own root, `mod.rs` or `lib.rs`, is none), and `a → b` when
+/// something under `a` names a path into `b`. A use through a re-export of the folder's root
+/// is not seen.
+fn folder_graph(src: &Path, folder: &[String], code: Code) -> Graph {
+    let dir = folder
+        .iter()
+        .fold(src.to_path_buf(), |dir, name| dir.join(name));
     let mut nodes = BTreeSet::new();
-    for entry in std::fs::read_dir(src).expect("src/ is readable") {
+    for entry in std::fs::read_dir(&dir).expect("the folder is readable") {
         let path = entry.expect("a directory entry").path();
         let name = path
             .file_stem()
             .expect("a name")
             .to_string_lossy()
             .into_owned();
-        if path.is_dir() || (path.extension().is_some_and(|e| e == "rs") && name != "lib") {
+        let is_source =
+            path.extension().is_some_and(|e| e == "rs") && name != "lib" && name != "mod";
+        if path.is_dir() || is_source {
             nodes.insert(name);
         }
     }
@@ -272,19 +337,56 @@ fn graph(src: &Path) -> Graph {
     rust_files(src, &mut files);
     files.sort();
     let mut graph: Graph = nodes.iter().map(|n| (n.clone(), BTreeMap::new())).collect();
+    let depth = folder.len();
     for file in files {
         let relative = file.strip_prefix(src).expect("under src/");
         let module = module_path(relative);
-        let Some(from) = module.first() else { continue };
+        let skipped = code == Code::Shipped && is_test_file(relative);
+        if skipped || module.len() <= depth || module[..depth] != *folder {
+            continue;
+        }
+        let from = &module[depth];
         let text = std::fs::read_to_string(&file).expect("a readable source file");
-        for (to, line) in root_uses(&text, &module) {
-            if &to != from && nodes.contains(&to) {
+        for (path, line) in resolved_uses(&text, &module, code) {
+            let Some(to) = path.get(depth).filter(|_| path[..depth] == *folder) else {
+                continue;
+            };
+            if to != from && nodes.contains(to) {
                 let at = format!("src/{}:{line}", relative.display());
-                graph.get_mut(from).expect("a node").entry(to).or_insert(at);
+                graph
+                    .get_mut(from)
+                    .expect("a node")
+                    .entry(to.clone())
+                    .or_insert(at);
             }
         }
     }
     graph
+}
+
+/// Every folder of src/ (src/ itself included), as a module path.
+fn folders(src: &Path, folder: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let dir = folder
+        .iter()
+        .fold(src.to_path_buf(), |dir, name| dir.join(name));
+    let mut children: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the folder is readable")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.is_dir())
+        .collect();
+    children.sort();
+    out.push(folder.clone());
+    for child in children {
+        let mut path = folder.clone();
+        path.push(
+            child
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned(),
+        );
+        folders(src, path, out);
+    }
 }
 
 /// The circles of the graph, one per edge a depth-first walk finds leading back into its own
@@ -405,6 +507,37 @@ fn the_top_level_modules_form_no_circle() {
     );
 }
 
+/// A circle inside a folder (two files of src/bindings/ using each other) is as much a tangle as
+/// one between top-level modules, and the top-level graph cannot see it.
+#[test]
+fn the_modules_inside_every_folder_form_no_circle() {
+    let src = manifest_dir().join("src");
+    let mut all = Vec::new();
+    folders(&src, Vec::new(), &mut all);
+    assert!(
+        all.contains(&vec!["bindings".to_owned()]),
+        "the folders were read: {all:?}"
+    );
+    let found: Vec<String> = all
+        .iter()
+        .flat_map(|folder| {
+            let name = if folder.is_empty() {
+                "src".to_owned()
+            } else {
+                format!("src/{}", folder.join("/"))
+            };
+            circles(&folder_graph(&src, folder, Code::Shipped))
+                .into_iter()
+                .map(move |circle| format!("{name}: {circle}"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "modules in a circle:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn every_use_between_top_level_modules_is_one_the_layering_allows() {
     let graph = graph(&manifest_dir().join("src"));
@@ -434,6 +567,11 @@ fn every_use_between_top_level_modules_is_one_the_layering_allows() {
 
 /// Writes `files` (path under src/, text) to a fresh directory and returns the graph read there.
 fn graph_of(files: &[(&str, &str)]) -> Graph {
+    folder_graph_of(&[], files)
+}
+
+/// As [`graph_of`], the graph inside `folder` of the code that ships.
+fn folder_graph_of(folder: &[&str], files: &[(&str, &str)]) -> Graph {
     let dir = std::env::temp_dir().join(format!(
         "spend-sentinel-module-graph-{}-{}",
         std::process::id(),
@@ -444,7 +582,13 @@ fn graph_of(files: &[(&str, &str)]) -> Graph {
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("a temp dir");
         std::fs::write(path, text).expect("a temp file");
     }
-    let read = graph(&dir);
+    let folder: Vec<String> = folder.iter().map(|&name| name.to_owned()).collect();
+    let code = if folder.is_empty() {
+        Code::All
+    } else {
+        Code::Shipped
+    };
+    let read = folder_graph(&dir, &folder, code);
     std::fs::remove_dir_all(&dir).expect("the temp dir is removed");
     read
 }
@@ -505,6 +649,40 @@ fn a_circle_is_named_with_where_each_step_is_used() {
             "authority → runtime (src/authority.rs:2) → authority (src/runtime.rs:1)",
         ]
     );
+}
+
+#[test]
+fn a_circle_inside_a_folder_is_read_through_super_self_and_crate() {
+    let files = [
+        ("lib.rs", "mod b; mod c;"),
+        ("b/mod.rs", "mod x; mod y; mod z; use self::x::P;"),
+        ("b/x.rs", "use super::y::Q;\nuse crate::c;"),
+        ("b/y.rs", "mod t { use super::super::z::{self, R}; }"),
+        ("b/z/mod.rs", "mod w;"),
+        ("b/z/w.rs", "use crate::b::{x::P};"),
+        ("c.rs", "use crate::b::x;"),
+        ("b/x_tests.rs", "use super::z;"),
+        (
+            "b/w.rs",
+            "#[cfg(test)]\nmod tests { use super::super::x; }\nmod not_a_test { use super::super::y; }",
+        ),
+    ];
+    let graph = folder_graph_of(&["b"], &files);
+    assert_eq!(
+        edges(&graph),
+        ["w->y", "x->y", "y->z", "z->x"],
+        "test code is not read"
+    );
+    assert_eq!(
+        circles(&graph),
+        ["y → z (src/b/y.rs:1) → x (src/b/z/w.rs:1) → y (src/b/x.rs:1)"]
+    );
+    assert_eq!(
+        edges(&graph_of(&files)),
+        ["b->c", "c->b"],
+        "the top level sees b and c only"
+    );
+    assert!(edges(&folder_graph_of(&["b", "z"], &files)).is_empty());
 }
 
 #[test]

@@ -8,8 +8,8 @@ use napi_derive::napi;
 use super::errors::{self, Kind};
 use super::options::to_raw;
 use crate::config::{parse_budget_options, parse_calculator_budget};
-use crate::rules::budget::figures::{self, Figures};
 use crate::rules::cadence::shortest_calm_default_window;
+use crate::rules::window_figures::{self as figures, Figures};
 
 #[napi(object)]
 pub struct BudgetAnswer {

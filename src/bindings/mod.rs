@@ -1,5 +1,6 @@
 //! The napi layer: parse arguments, call the shell or the rules, translate results and errors.
 
+mod admission;
 mod breaker;
 mod compute_budget;
 mod errors;
@@ -15,11 +16,13 @@ mod reservation;
 mod sentinel;
 mod teardown;
 mod types;
+mod units_argument;
 mod warning;
 
+pub use admission::admission_code_function;
 pub use breaker::{breaker_protocol, BreakerCore, BreakerProtocol};
 pub use compute_budget::{compute_budget, window_figures, BudgetAnswer};
-pub use hot_path::{admission_code_function, admission_refusal_reasons};
+pub use hot_path::readiness_vocabulary;
 pub use metrics_feed::{metric_catalog, metrics_feed, MetricsFeed};
 pub use reservation::reservation_functions;
 pub use sentinel::Sentinel;

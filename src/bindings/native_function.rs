@@ -37,7 +37,7 @@ pub(super) struct Call {
 }
 
 impl Call {
-    /// For the helpers that take a raw env (`errors::throw`, `hot_path::units_argument`).
+    /// For the helpers that take a raw env (`errors::throw`, `units_argument`).
     pub fn env(&self) -> sys::napi_env {
         self.env
     }
@@ -188,10 +188,41 @@ fn install<T: Send + Sync + 'static>(
     state: &Arc<T>,
     function: &NativeFunction<T>,
 ) -> Result<()> {
+    define(
+        env,
+        this,
+        function.name.as_ptr(),
+        ptr::null_mut(),
+        state,
+        function,
+    )
+}
+
+/// As [`install_functions`], one function under the property key `key` (a symbol: a property
+/// only code holding that symbol reaches), not under its name.
+pub(super) fn install_keyed<T: Send + Sync + 'static>(
+    env: &Env,
+    this: &Object<'_>,
+    key: sys::napi_value,
+    state: &Arc<T>,
+    function: &NativeFunction<T>,
+) -> Result<()> {
+    define(env, this, ptr::null(), key, state, function)
+}
+
+/// Defines `function` on `this` under `utf8name` (a C string) or, when that is null, `key`.
+fn define<T: Send + Sync + 'static>(
+    env: &Env,
+    this: &Object<'_>,
+    utf8name: *const std::ffi::c_char,
+    key: sys::napi_value,
+    state: &Arc<T>,
+    function: &NativeFunction<T>,
+) -> Result<()> {
     let value = create_function(env, state, function)?;
     let property = sys::napi_property_descriptor {
-        utf8name: function.name.as_ptr(),
-        name: ptr::null_mut(),
+        utf8name,
+        name: key,
         method: None,
         getter: None,
         setter: None,
@@ -199,7 +230,8 @@ fn install<T: Send + Sync + 'static>(
         attributes: sys::PropertyAttributes::default,
         data: ptr::null_mut(),
     };
-    // SAFETY: `this` and `value` are live values of `env`; one descriptor is passed.
+    // SAFETY: `this`, `value` and `key` (when used) are live values of `env`; `utf8name` is null
+    // or a C string alive for the call; one descriptor is passed.
     check_status!(unsafe { sys::napi_define_properties(env.raw(), this.raw(), 1, &property) })
 }
 

@@ -1,5 +1,6 @@
-//! The native half of reservations (docs/api.md, Reservations): `charge(units)` on each
-//! instance, and the two functions js/reservation.js calls for `reserve`, `extend` and `settle`.
+//! The native half of reservations (docs/api.md, Reservations): the two functions
+//! js/reservation.js calls for `reserve`, `extend` and `settle` (`charge(units)`, which needs no
+//! reservation, is on each instance: `hot_path`).
 //!
 //! A reservation is a small JavaScript object (js/reservation.js) that remembers the units it
 //! holds; the ledger keeps only their sum. So there is no native handle per reservation, nothing
@@ -10,15 +11,15 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use super::hot_path::{admission_code, ruled_argument, with_units};
+use super::admission::admission_code;
 use super::native_function::{create_function, Call, Method, NativeFunction};
 use super::sentinel::Sentinel;
-use crate::rules::ledger;
+use super::units_argument::{record_measured, with_units};
 use crate::shared_sentinel::SharedSentinel;
 
 /// `hold(units = 1)`: admits `units` as `admit` would, held until the reservation settles;
 /// answers the units held (after the units rule, so ≥ 0), or, when refused, minus the refusal's
-/// admission code (see `hot_path::admission_code`: the reason and the stale window of that very
+/// admission code (see `admission::admission_code`: the reason and the stale window of that very
 /// decision), so the settling guard answers a refusal without asking again.
 struct Hold;
 
@@ -53,39 +54,6 @@ impl Method for Settle {
             shared.settle(held, actual);
         })
     }
-}
-
-/// `charge(units)`: records usage spent without an admission, unconditionally. `units` is
-/// required (there is no default for work already done).
-pub(super) struct Charge;
-
-impl Method for Charge {
-    type State = SharedSentinel;
-    const ARGS: usize = 1;
-
-    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
-        record_measured(call, 0, "units", |units| shared.charge(units))
-    }
-}
-
-/// Reads the call's argument `index` (named `argument` in the error) by the recording calls'
-/// units rule and hands it to `record`; a bad one throws and records nothing. Answers `undefined`.
-fn record_measured(
-    call: &Call,
-    index: usize,
-    argument: &'static str,
-    record: impl FnOnce(f64),
-) -> sys::napi_value {
-    // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
-    let units = unsafe {
-        ruled_argument(call.env(), call.argument(index), |given| {
-            ledger::measured_units(argument, given)
-        })
-    };
-    if let Ok(units) = units {
-        record(units);
-    }
-    std::ptr::null_mut()
 }
 
 /// `{ hold, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),

@@ -12,9 +12,8 @@ use super::hot_path;
 use super::logger::JsLogger;
 use super::options::to_raw;
 use super::teardown::close_on_teardown;
-use super::types::{
-    FleetReadout, MetricFamily, Readiness, ReadinessReason, ReadinessStatus, TransitionEvent,
-};
+use super::types::{FleetReadout, MetricFamily, ReadinessReason, ReadinessStatus, TransitionEvent};
+use super::units_argument;
 use crate::authority::http::HttpAuthority;
 use crate::authority::js::JsAuthority;
 use crate::authority::Authority;
@@ -147,12 +146,6 @@ impl Sentinel {
 
 #[napi]
 impl Sentinel {
-    /// Readiness now (README, Readiness): no I/O, never waits on a refresh.
-    #[napi]
-    pub fn readiness(&self) -> Readiness {
-        self.shared.readiness().into()
-    }
-
     /// The cheap readiness read for hot paths: the status alone.
     /// (Each instance carries a faster own copy of this method.)
     #[napi]
@@ -184,7 +177,7 @@ impl Sentinel {
     #[napi(ts_args_type = "units?: number")]
     pub fn admit(&self, env: Env, units: Unknown) -> Result<bool> {
         // SAFETY: `env` and `units` belong to this call, in progress on this thread.
-        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
+        let units = unsafe { units_argument::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.admit(units))
     }
 
@@ -197,7 +190,7 @@ impl Sentinel {
     pub fn charge(&self, env: Env, units: Unknown) -> Result<()> {
         // SAFETY: as in `admit`.
         let units = unsafe {
-            hot_path::ruled_argument(env.raw(), Some(units.raw()), |given| {
+            units_argument::ruled_argument(env.raw(), Some(units.raw()), |given| {
                 crate::rules::ledger::measured_units("units", given)
             })
         }?;
@@ -211,7 +204,7 @@ impl Sentinel {
     #[napi(ts_args_type = "units?: number")]
     pub fn refusal_reason(&self, env: Env, units: Unknown) -> Result<Option<ReadinessReason>> {
         // SAFETY: as in `admit`.
-        let units = unsafe { hot_path::units_argument(env.raw(), Some(units.raw())) }?;
+        let units = unsafe { units_argument::units_argument(env.raw(), Some(units.raw())) }?;
         Ok(self.shared.refusal_reason(units).map(Into::into))
     }
 
@@ -380,7 +373,7 @@ fn done() -> Done {
 }
 
 impl Sentinel {
-    /// The shared state, for the functions that carry it (see `hot_path`).
+    /// The shared state, for the functions made for a sentinel (`admission`, `reservation`).
     pub(super) fn shared(&self) -> &Arc<SharedSentinel> {
         &self.shared
     }

@@ -96,7 +96,12 @@ impl From<rules::Reason> for ReadinessReason {
 /// Seconds rounded to the millisecond: readers see `1.929`, not `1.9290391740000001` (the
 /// monotonic clock's nanoseconds are noise to a probe or a dashboard).
 pub(super) fn millisecond_seconds(duration: std::time::Duration) -> f64 {
-    (duration.as_secs_f64() * 1000.0).round() / 1000.0
+    whole_milliseconds(duration) / 1000.0
+}
+
+/// A duration in whole milliseconds, rounded: what [`millisecond_seconds`] shows, × 1000.
+pub(super) fn whole_milliseconds(duration: std::time::Duration) -> f64 {
+    (duration.as_secs_f64() * 1000.0).round()
 }
 
 /// Time left, in seconds rounded *up* to the millisecond: what is left is never shown as none
@@ -132,6 +137,18 @@ impl From<rules::Readiness> for Readiness {
             http_status: readiness.status.http_status(),
         }
     }
+}
+
+/// The closed lists `readiness()` and the admission guard decode the addon's numbers with
+/// (js/readiness.js, js/admission.js): status `i` is `statuses[i]` (answered with
+/// `httpStatuses[i]`), reason `i` is `reasons[i]`. Internal.
+#[napi(object)]
+pub struct ReadinessVocabulary {
+    pub statuses: Vec<ReadinessStatus>,
+    pub http_statuses: Vec<u16>,
+    pub reasons: Vec<ReadinessReason>,
+    /// `Symbol.for(codeKey)` names each instance's readiness-code function.
+    pub code_key: String,
 }
 
 /// Passed to `onTransition` listeners whenever the status changes.

@@ -19,6 +19,7 @@ mod reservation_guarantee;
 pub mod rolling;
 pub mod sentinel_state;
 pub mod verdict;
+pub mod window_figures;
 
 pub use budget::fixed::Budget;
 pub use budget::BudgetSource;

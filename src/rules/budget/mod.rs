@@ -3,9 +3,9 @@
 //! fleet's floor plus a leased grant that changes while the node runs ([`lease`]). Both turn a
 //! node budget into a window by the one rule of [`window`]. The state asks this at every read,
 //! so readiness and admission always see the budget of the moment. What the `window` calculator
-//! shows of a budget is composed from these in [`figures`].
+//! shows of a budget is composed from these (and the cadence, and the fleet's growth hold) in
+//! `rules::window_figures`, outside this folder: the fleet's rules use the budget's.
 
-pub mod figures;
 pub mod fixed;
 pub mod lease;
 pub mod window;

@@ -7,12 +7,12 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::lease::{FleetBudget, FleetShape, Lease};
-use super::window::ceiling_seconds;
-use super::BudgetSource;
-use crate::rules::cadence::{Cadence, CadencePlan};
-use crate::rules::fleet::growth_hold;
-use crate::rules::JsNumber;
+use super::budget::lease::{FleetBudget, FleetShape, Lease};
+use super::budget::window::ceiling_seconds;
+use super::budget::BudgetSource;
+use super::cadence::{Cadence, CadencePlan};
+use super::fleet::growth_hold;
+use super::JsNumber;
 
 /// A node budget, its window, and the default refresh cadence there.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,0 +1,108 @@
+// `readiness()` is one native call answering a number, made into the object in JavaScript
+// (js/readiness.js): the object must be the one the addon's rules give (the native `onTransition`
+// event and `whenReady()` object of the same state), with the same keys in the same order, on every
+// instance, with the strings of the addon's own lists.
+import { describe, test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { fastOptions, held, recordTransitions, scriptedAuthority, sentinelPool, sequence } from './helpers/wait.mjs';
+
+const require = createRequire(import.meta.url);
+const { Sentinel, readinessVocabulary } = require('../js/native.js');
+const { readinessDecoder } = require('../js/readiness.js');
+
+const pool = sentinelPool(Sentinel);
+afterEach(() => pool.closeAll());
+
+/** A union type of binding.d.ts (generated from the Rust enums), in its order. */
+function unionOf(name) {
+  const typings = readFileSync(new URL('../binding.d.ts', import.meta.url), 'utf8');
+  const line = typings.split('\n').find((l) => l.startsWith(`export type ${name} = `));
+  return [...line.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]);
+}
+
+/** `sentinel.readiness()`, checked against the native event `event` of the same state. */
+function assertBuiltLikeTheRules(sentinel, event, nativeKeys) {
+  const r = sentinel.readiness();
+  assert.deepEqual(Object.keys(r), nativeKeys, 'the native object\'s keys, in its order');
+  assert.equal(r.status, event.to);
+  assert.equal(r.reason, event.reason);
+  assert.equal(r.httpStatus, r.status === 'not_ready' ? 503 : 200);
+  assert.equal(sentinel.status(), r.status);
+  assert.equal(sentinel.isServing(), r.httpStatus === 200);
+  if (event.evidenceAgeSeconds === null) {
+    assert.equal(r.evidenceAgeSeconds, null);
+  } else {
+    assert.ok(r.evidenceAgeSeconds >= event.evidenceAgeSeconds, `${r.evidenceAgeSeconds} read after ${event.evidenceAgeSeconds}`);
+    assert.equal(Math.round(r.evidenceAgeSeconds * 1000) / 1000, r.evidenceAgeSeconds, 'whole milliseconds');
+  }
+  return r;
+}
+
+describe('readiness() built in JavaScript', () => {
+  test('its strings and HTTP statuses are the addon\'s lists, in the typings\' order', () => {
+    const { statuses, httpStatuses, reasons } = readinessVocabulary();
+    assert.deepEqual(statuses, unionOf('ReadinessStatus'));
+    assert.deepEqual(reasons, unionOf('ReadinessReason'));
+    assert.deepEqual(httpStatuses, statuses.map((s) => (s === 'not_ready' ? 503 : 200)));
+  });
+
+  test('a code decodes to its status, reason and age to the millisecond (the format of readiness_code)', () => {
+    const vocabulary = readinessVocabulary();
+    const readinessOf = readinessDecoder(vocabulary);
+    const { statuses, reasons } = vocabulary;
+    const pairs = statuses.length * reasons.length;
+    const code = (reason, status, ageMs) => (ageMs === null ? 0 : ageMs + 1) * pairs + reasons.indexOf(reason) * statuses.length + statuses.indexOf(status);
+    assert.deepEqual(readinessOf(code('no_evidence', 'not_ready', null)), { status: 'not_ready', evidenceAgeSeconds: null, reason: 'no_evidence', httpStatus: 503 });
+    assert.deepEqual(readinessOf(code('verified', 'ready', 0)), { status: 'ready', evidenceAgeSeconds: 0, reason: 'verified', httpStatus: 200 });
+    assert.deepEqual(readinessOf(code('held', 'not_ready', 1929)), { status: 'not_ready', evidenceAgeSeconds: 1.929, reason: 'held', httpStatus: 503 });
+    const years = 100 * 365 * 24 * 3600 * 1000;
+    assert.deepEqual(readinessOf(code('budget_exhausted', 'degraded', years)), { status: 'degraded', evidenceAgeSeconds: years / 1000, reason: 'budget_exhausted', httpStatus: 200 });
+  });
+
+  test('in each status and reason a sentinel reaches, it is what the rules say', async () => {
+    const auth = scriptedAuthority(sequence(['valid', 'indeterminate', 'invalid_credential'], held));
+    const sentinel = pool.make(fastOptions(auth));
+    const transitions = recordTransitions(sentinel);
+    const first = sentinel.readiness();
+    assert.deepEqual(first, { status: 'not_ready', evidenceAgeSeconds: null, reason: 'no_evidence', httpStatus: 503 });
+    const nativeKeys = Object.keys(await sentinel.whenReady());
+    assert.deepEqual(nativeKeys, Object.keys(first));
+    for (const to of [{ reason: 'verified' }, { reason: 'refresh_indeterminate' }, { reason: 'invalid_credential' }]) {
+      const event = await transitions.waitFor(to);
+      if (sentinel.readiness().reason === to.reason) assertBuiltLikeTheRules(sentinel, event, nativeKeys);
+    }
+    const release = sentinel.hold('warming');
+    const heldNow = assertBuiltLikeTheRules(sentinel, await transitions.waitFor({ reason: 'invalid_credential' }), nativeKeys);
+    assert.equal(heldNow.reason, 'invalid_credential', 'a denial comes before a hold');
+    release();
+    sentinel.drain();
+    const drained = sentinel.readiness();
+    assert.equal(drained.reason, 'shutting_down');
+    assert.equal(drained.httpStatus, 503);
+  });
+
+  test('a held sentinel, and one made by fromEnv, read the same way', async () => {
+    const auth = scriptedAuthority(sequence(['valid'], held));
+    const sentinel = pool.make(fastOptions(auth));
+    const transitions = recordTransitions(sentinel);
+    const nativeKeys = Object.keys(await sentinel.whenReady());
+    assertBuiltLikeTheRules(sentinel, await transitions.waitFor({ reason: 'verified' }), nativeKeys);
+    const release = sentinel.hold('warming');
+    assertBuiltLikeTheRules(sentinel, await transitions.waitFor({ reason: 'held' }), nativeKeys);
+    release();
+    const fromEnv = Sentinel.fromEnv({ SPEND_SENTINEL_BUDGET_UNVERIFIED_UNITS: '100', SPEND_SENTINEL_BUDGET_MAX_UNITS_PER_SECOND: '10' }, {
+      authority: { inspect: () => new Promise(() => {}) },
+    });
+    try {
+      assert.deepEqual(fromEnv.readiness(), { status: 'not_ready', evidenceAgeSeconds: null, reason: 'no_evidence', httpStatus: 503 });
+    } finally {
+      await fromEnv.close();
+    }
+  });
+
+  test('called on anything but a Sentinel, it throws a TypeError', () => {
+    assert.throws(() => Sentinel.prototype.readiness.call({}), { name: 'TypeError', message: /readiness: must be called on a Sentinel/ });
+  });
+});
