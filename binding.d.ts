@@ -408,6 +408,13 @@ export interface Readiness {
   httpStatus: number
 }
 
+/**
+ * `() => Float64Array`: this thread's age cell, made on the first call and the same array on
+ * every later one (so two copies of js/readiness.js read what either's call wrote). Internal to
+ * js/readiness.js.
+ */
+export declare function readinessAgeCell(): Float64Array
+
 /** Why readiness is what it is; one code per rule of the readiness table (README), checked in this order. */
 export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'no_fleet_lease' | 'internal_error' | 'held'
 
@@ -419,7 +426,7 @@ export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capabili
 export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready'
 
 /**
- * The lists a readiness code (`readiness_code` in src/bindings/hot_path.rs) and the admission
+ * The lists a readiness pair (`readiness_pair` in src/bindings/hot_path.rs) and the admission
  * codes index: js/readiness.js and
  * js/admission.js read them once, so no status or reason string is restated in JavaScript.
  * Internal.

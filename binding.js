@@ -846,6 +846,7 @@ module.exports.FleetRedisError = nativeBinding.FleetRedisError
 module.exports.metricCatalog = nativeBinding.metricCatalog
 module.exports.metricsFeed = nativeBinding.metricsFeed
 module.exports.nativeNoop = nativeBinding.nativeNoop
+module.exports.readinessAgeCell = nativeBinding.readinessAgeCell
 module.exports.ReadinessReason = nativeBinding.ReadinessReason
 module.exports.ReadinessStatus = nativeBinding.ReadinessStatus
 module.exports.readinessVocabulary = nativeBinding.readinessVocabulary

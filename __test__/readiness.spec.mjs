@@ -48,17 +48,32 @@ describe('readiness() built in JavaScript', () => {
     assert.deepEqual(httpStatuses, statuses.map((s) => (s === 'not_ready' ? 503 : 200)));
   });
 
-  test('a code decodes to its status, reason and age to the millisecond (the format of readiness_code)', () => {
+  test('a pair and the age cell decode to the status, reason and age (the format of readiness_pair)', () => {
     const vocabulary = readinessVocabulary();
-    const readinessOf = readinessDecoder(vocabulary);
+    const cell = new Float64Array(1);
+    const readinessOf = readinessDecoder(vocabulary, cell);
     const { statuses, reasons } = vocabulary;
-    const pairs = statuses.length * reasons.length;
-    const code = (reason, status, ageMs) => (ageMs === null ? 0 : ageMs + 1) * pairs + reasons.indexOf(reason) * statuses.length + statuses.indexOf(status);
-    assert.deepEqual(readinessOf(code('no_evidence', 'not_ready', null)), { status: 'not_ready', evidenceAgeSeconds: null, reason: 'no_evidence', httpStatus: 503 });
-    assert.deepEqual(readinessOf(code('verified', 'ready', 0)), { status: 'ready', evidenceAgeSeconds: 0, reason: 'verified', httpStatus: 200 });
-    assert.deepEqual(readinessOf(code('held', 'not_ready', 1929)), { status: 'not_ready', evidenceAgeSeconds: 1.929, reason: 'held', httpStatus: 503 });
-    const years = 100 * 365 * 24 * 3600 * 1000;
-    assert.deepEqual(readinessOf(code('budget_exhausted', 'degraded', years)), { status: 'degraded', evidenceAgeSeconds: years / 1000, reason: 'budget_exhausted', httpStatus: 200 });
+    const pair = (reason, status) => reasons.indexOf(reason) * statuses.length + statuses.indexOf(status);
+    const decoded = (reason, status, age) => {
+      cell[0] = age;
+      return readinessOf(pair(reason, status));
+    };
+    assert.deepEqual(decoded('no_evidence', 'not_ready', -1), { status: 'not_ready', evidenceAgeSeconds: null, reason: 'no_evidence', httpStatus: 503 });
+    assert.deepEqual(decoded('verified', 'ready', 0), { status: 'ready', evidenceAgeSeconds: 0, reason: 'verified', httpStatus: 200 });
+    assert.deepEqual(decoded('held', 'not_ready', 1.929), { status: 'not_ready', evidenceAgeSeconds: 1.929, reason: 'held', httpStatus: 503 });
+    const years = 100 * 365 * 24 * 3600;
+    assert.deepEqual(decoded('budget_exhausted', 'degraded', years), { status: 'degraded', evidenceAgeSeconds: years, reason: 'budget_exhausted', httpStatus: 200 });
+    for (const [i, reason] of reasons.entries()) {
+      for (const [j, status] of statuses.entries()) {
+        assert.deepEqual(decoded(reason, status, 2.5), { status, evidenceAgeSeconds: 2.5, reason, httpStatus: status === 'not_ready' ? 503 : 200 }, `pair ${i * statuses.length + j}`);
+      }
+    }
+  });
+
+  test('the age cell is one array per thread, whatever asks for it', () => {
+    const { readinessAgeCell } = require('../js/native.js');
+    assert.equal(readinessAgeCell(), readinessAgeCell(), 'the same array');
+    assert.ok(readinessAgeCell() instanceof Float64Array && readinessAgeCell().length === 1);
   });
 
   test('in each status and reason a sentinel reaches, it is what the rules say', async () => {
@@ -103,6 +118,19 @@ describe('readiness() built in JavaScript', () => {
   });
 
   test('called on anything but a Sentinel, it throws a TypeError', () => {
-    assert.throws(() => Sentinel.prototype.readiness.call({}), { name: 'TypeError', message: /readiness: must be called on a Sentinel/ });
+    for (const receiver of [{}, undefined, null, 5]) {
+      assert.throws(() => Sentinel.prototype.readiness.call(receiver), { name: 'TypeError', message: /readiness: must be called on a Sentinel/ }, String(receiver));
+    }
+  });
+
+  test('two sentinels read one after the other each show their own age (the shared cell is written on every call)', async () => {
+    const verified = pool.make(fastOptions(scriptedAuthority(sequence(['valid'], held))));
+    const waiting = pool.make(fastOptions(scriptedAuthority(held)));
+    await verified.whenReady();
+    for (let i = 0; i < 3; i++) {
+      assert.equal(waiting.readiness().evidenceAgeSeconds, null);
+      assert.notEqual(verified.readiness().evidenceAgeSeconds, null);
+      assert.equal(waiting.readiness().evidenceAgeSeconds, null, 'not the age the other left');
+    }
   });
 });

@@ -1,28 +1,24 @@
 'use strict';
-// `sentinel.readiness()`, built here from one native call: the addon answers the readiness of the
-// moment as one number (status, reason and evidence age; `readiness_code` in
-// src/bindings/hot_path.rs) and this file makes the object. Built natively, property by property,
-// the same object cost ~49 native no-ops; this way ~4 (bench/hot-path.mjs).
+// `sentinel.readiness()`, built here from one native call: the addon answers the status and
+// reason of the moment as one small integer (`readiness_pair` in src/bindings/hot_path.rs) and
+// leaves the evidence age in a one-element Float64Array (src/bindings/readiness_cell.rs); this
+// file makes the object. Built natively, property by property, the same object cost ~49 native
+// no-ops; a double answered through napi is an allocation per call (bench/hot-path.mjs).
 // The strings and HTTP statuses come from the addon's own lists (`readinessVocabulary`).
 
 /**
- * `code => readiness object` for the addon's lists (`readinessVocabulary()`): a code is
- * `age × PAIRS + reason × STATUSES + status`, with `age` 0 without evidence, else 1 + the evidence
- * age in whole milliseconds.
+ * `pair => readiness object` for the addon's lists (`readinessVocabulary()`) and the age cell
+ * the native call writes: a pair is `reason × statuses.length + status`; the cell holds the
+ * evidence age in seconds, or a negative number without evidence.
  */
-function readinessDecoder({ statuses, httpStatuses, reasons }) {
-  const STATUSES = statuses.length;
-  const PAIRS = STATUSES * reasons.length;
-  return function readinessOf(code) {
-    const pair = code % PAIRS;
-    const status = pair % STATUSES;
-    const age = (code - pair) / PAIRS;
-    return {
-      status: statuses[status],
-      evidenceAgeSeconds: age === 0 ? null : (age - 1) / 1000,
-      reason: reasons[(pair - status) / STATUSES],
-      httpStatus: httpStatuses[status],
-    };
+function readinessDecoder({ statuses, httpStatuses, reasons }, ageCell) {
+  const pairs = reasons.flatMap((reason) =>
+    statuses.map((status, i) => Object.freeze({ status, reason, httpStatus: httpStatuses[i] })),
+  );
+  return function readinessOf(pair) {
+    const { status, reason, httpStatus } = pairs[pair];
+    const age = ageCell[0];
+    return { status, evidenceAgeSeconds: age < 0 ? null : age, reason, httpStatus };
   };
 }
 
@@ -33,13 +29,17 @@ function readinessDecoder({ statuses, httpStatuses, reasons }) {
 function installReadiness(binding) {
   const vocabulary = binding.readinessVocabulary();
   const readinessCode = Symbol.for(vocabulary.codeKey);
-  const readinessOf = readinessDecoder(vocabulary);
+  const readinessOf = readinessDecoder(vocabulary, binding.readinessAgeCell());
   Object.defineProperty(binding.Sentinel.prototype, 'readiness', {
     /** Readiness now (README, Readiness): no I/O, never waits on a refresh. */
     value: function readiness() {
-      const read = this?.[readinessCode];
-      if (typeof read !== 'function') throw new TypeError('readiness: must be called on a Sentinel (sentinel.readiness())');
-      return readinessOf(read());
+      // Called as a method (`this[readinessCode]()`), not through a local: a native function
+      // called with an undefined receiver costs V8 a receiver conversion (~15 ns, the object's
+      // whole budget).
+      if (this == null || typeof this[readinessCode] !== 'function') {
+        throw new TypeError('readiness: must be called on a Sentinel (sentinel.readiness())');
+      }
+      return readinessOf(this[readinessCode]());
     },
     writable: true,
     configurable: true,

@@ -1,7 +1,8 @@
 //! The calls a service makes per request, `admit(units)`, `status()`, `isServing()` and
 //! `charge(units)`, as plain native functions installed on each instance; and `readiness()`'s
-//! one crossing, a function answering a number that js/readiness.js decodes into the object
-//! (built natively, property by property, it cost ~40 native no-ops).
+//! one crossing, a function answering a small integer (status and reason) and leaving the age in
+//! `readiness_cell`, which js/readiness.js makes into the object (built natively, property by
+//! property, it cost ~40 native no-ops).
 //!
 //! Why not ordinary `#[napi]` methods: a napi-rs class method spends ~0.4 µs checking the class
 //! identity of `this`, more than the whole decision. These functions carry their sentinel in the
@@ -18,7 +19,8 @@ use napi::sys;
 use napi_derive::napi;
 
 use super::native_function::{install_functions, install_keyed, Call, Method, NativeFunction};
-use super::types::{whole_milliseconds, ReadinessReason, ReadinessStatus, ReadinessVocabulary};
+use super::readiness_cell::{self, AgeCell};
+use super::types::{millisecond_seconds, ReadinessReason, ReadinessStatus, ReadinessVocabulary};
 use super::units_argument::{record_measured, with_units};
 use crate::rules::{Readiness, Reason, Status};
 use crate::shared_sentinel::SharedSentinel;
@@ -72,43 +74,49 @@ impl Method for IsServing {
     }
 }
 
-/// `readiness()`'s one crossing: the readiness of this moment as one number, [`readiness_code`].
+/// `readiness()`'s one crossing: the readiness of this moment as its [`readiness_pair`], with
+/// the evidence age ([`readiness_age_seconds`]) left in the thread's age cell.
 struct ReadinessCode;
 
+/// What each instance's readiness function holds: its sentinel and where the age goes.
+struct ReadinessOut {
+    shared: Arc<SharedSentinel>,
+    age: AgeCell,
+}
+
 impl Method for ReadinessCode {
-    type State = SharedSentinel;
+    type State = ReadinessOut;
     const ARGS: usize = 0;
 
-    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
-        call.number(readiness_code(&shared.readiness()))
+    fn call(call: &Call, out: &ReadinessOut) -> sys::napi_value {
+        let readiness = out.shared.readiness();
+        out.age.write(readiness_age_seconds(&readiness));
+        call.uint32(readiness_pair(&readiness))
     }
 }
 
-/// Status and reason in one small number: `reason.index() × STATUSES + status.index()`.
-const STATUSES: usize = Status::ALL.len();
-#[allow(clippy::cast_precision_loss, reason = "33 pairs; the cast is exact")]
-const PAIRS: f64 = (Reason::ALL.len() * STATUSES) as f64;
+/// Status and reason as one small integer, `reason.index() × STATUSES + status.index()`: the
+/// index js/readiness.js looks the pair up by, in the table it builds from
+/// [`readiness_vocabulary`].
+const STATUSES: usize = Status::COUNT;
 
-/// A readiness as one whole number, so that JavaScript builds the object and one crossing
-/// suffices: `age × PAIRS + reason.index() × STATUSES + status.index()`, with `age` 0 without
-/// evidence and 1 + the evidence age in whole milliseconds otherwise. Exact below 2^53, that is
-/// for ages under ~8,600 years. js/readiness.js decodes it with [`readiness_vocabulary`].
-#[allow(
-    clippy::cast_precision_loss,
-    reason = "an index below 33 is exact as f64"
-)]
-pub(super) fn readiness_code(readiness: &Readiness) -> f64 {
-    let age = readiness
-        .evidence_age
-        .map_or(0.0, |age| whole_milliseconds(age) + 1.0);
+pub(super) fn readiness_pair(readiness: &Readiness) -> u32 {
     let pair = readiness.reason.index() * STATUSES + readiness.status.index();
-    age * PAIRS + pair as f64
+    u32::try_from(pair).expect("33 pairs fit a u32")
+}
+
+/// The evidence age as `readiness()` shows it, in seconds to the millisecond, or
+/// [`readiness_cell::NO_EVIDENCE`].
+pub(super) fn readiness_age_seconds(readiness: &Readiness) -> f64 {
+    readiness
+        .evidence_age
+        .map_or(readiness_cell::NO_EVIDENCE, millisecond_seconds)
 }
 
 /// The key (for `Symbol.for`) of each instance's readiness-code function.
 const READINESS_CODE_KEY: &str = "spend-sentinel.readinessCode";
 
-/// The lists a readiness code (`readiness_code` in src/bindings/hot_path.rs) and the admission
+/// The lists a readiness pair (`readiness_pair` in src/bindings/hot_path.rs) and the admission
 /// codes index: js/readiness.js and
 /// js/admission.js read them once, so no status or reason string is restated in JavaScript.
 /// Internal.
@@ -153,8 +161,12 @@ pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Re
     let symbol: Object = unsafe { symbol.cast()? };
     let symbol_for: Function<String, Unknown> = symbol.get_named_property("for")?;
     let key = symbol_for.call(READINESS_CODE_KEY.to_owned())?;
+    let out = Arc::new(ReadinessOut {
+        shared: shared.clone(),
+        age: AgeCell::of(env)?,
+    });
     let function = NativeFunction::new::<ReadinessCode>(c"readinessCode");
-    install_keyed(env, this, key.raw(), shared, &function)
+    install_keyed(env, this, key.raw(), &out, &function)
 }
 
 #[cfg(test)]
@@ -162,26 +174,18 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// What js/readiness.js does with a code: (status, reason, age in seconds).
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "small whole numbers, as JavaScript reads them"
-    )]
-    fn decode(code: f64) -> (Status, Reason, Option<f64>) {
-        let pair = code % PAIRS;
-        let status = pair % STATUSES as f64;
-        let age = (code - pair) / PAIRS;
+    /// What js/readiness.js does with a pair and the age cell: (status, reason, age in seconds).
+    fn decode(pair: u32, age: f64) -> (Status, Reason, Option<f64>) {
+        let pair = usize::try_from(pair).unwrap();
         (
-            Status::ALL[status as usize],
-            Reason::ALL[((pair - status) / STATUSES as f64) as usize],
-            (age > 0.0).then(|| (age - 1.0) / 1000.0),
+            Status::ALL[pair % STATUSES],
+            Reason::ALL[pair / STATUSES],
+            (age >= 0.0).then_some(age),
         )
     }
 
     #[test]
-    fn a_readiness_code_gives_back_its_status_reason_and_age_to_the_millisecond() {
+    fn a_readiness_gives_back_its_status_reason_and_age_to_the_millisecond() {
         let ages = [
             None,
             Some(Duration::ZERO),
@@ -197,9 +201,12 @@ mod tests {
                         reason,
                         evidence_age,
                     };
-                    let age = evidence_age.map(super::super::types::millisecond_seconds);
+                    let age = evidence_age.map(millisecond_seconds);
                     assert_eq!(
-                        decode(readiness_code(&readiness)),
+                        decode(
+                            readiness_pair(&readiness),
+                            readiness_age_seconds(&readiness)
+                        ),
                         (status, reason, age),
                         "{readiness:?}"
                     );

@@ -93,15 +93,19 @@ impl From<rules::Reason> for ReadinessReason {
     }
 }
 
-/// Seconds rounded to the millisecond: readers see `1.929`, not `1.9290391740000001` (the
-/// monotonic clock's nanoseconds are noise to a probe or a dashboard).
+/// Seconds rounded to the millisecond (half up): readers see `1.929`, not `1.9290391740000001`
+/// (the monotonic clock's nanoseconds are noise to a probe or a dashboard). Rounded in integers:
+/// `readiness()` pays this per call, and a float `round` is a library call.
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "exact below 2^53 ms, 285,000 years"
+)]
 pub(super) fn millisecond_seconds(duration: std::time::Duration) -> f64 {
-    whole_milliseconds(duration) / 1000.0
-}
-
-/// A duration in whole milliseconds, rounded: what [`millisecond_seconds`] shows, × 1000.
-pub(super) fn whole_milliseconds(duration: std::time::Duration) -> f64 {
-    (duration.as_secs_f64() * 1000.0).round()
+    let millis = duration
+        .as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from((duration.subsec_nanos() + 500_000) / 1_000_000));
+    millis as f64 / 1000.0
 }
 
 /// Time left, in seconds rounded *up* to the millisecond: what is left is never shown as none
@@ -368,5 +372,21 @@ mod tests {
             0.0,
             "none left reads 0"
         );
+    }
+
+    #[test]
+    fn an_age_is_rounded_to_the_nearest_millisecond_half_up() {
+        let cases = [
+            (Duration::ZERO, 0.0),
+            (Duration::from_micros(499), 0.0),
+            (Duration::from_micros(500), 0.001),
+            (Duration::from_micros(1_929_039), 1.929),
+            (Duration::from_micros(1_929_500), 1.93),
+            (Duration::from_secs(7 * 24 * 3600), 604_800.0),
+            (Duration::new(100 * 365 * 24 * 3600, 999_999_999), 3_153_600_001.0),
+        ];
+        for (age, seconds) in cases {
+            assert_eq!(millisecond_seconds(age), seconds, "{age:?}");
+        }
     }
 }
