@@ -135,9 +135,10 @@ export declare class Sentinel {
    */
   get reservedUnits(): number
   /**
-   * The same read-out as `exposureUnits`, under the name the package's contract gives it:
-   * the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
-   * fleet-wide ceiling).
+   * The same read-out as `exposureUnits`, under its older name: the units admitted on
+   * unverified evidence. (The option `budget.unverifiedUnits`, b, is not deprecated.)
+   *
+   * @deprecated Use `exposureUnits`, the name the contract gives this read-out now.
    */
   get unverifiedUnits(): number
   /** b × share: the most this node admits on unverified evidence. */

@@ -249,9 +249,10 @@ impl Sentinel {
         self.shared.with_state(|state| state.reserved_units())
     }
 
-    /// The same read-out as `exposureUnits`, under the name the package's contract gives it:
-    /// the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
-    /// fleet-wide ceiling).
+    /// The same read-out as `exposureUnits`, under its older name: the units admitted on
+    /// unverified evidence. (The option `budget.unverifiedUnits`, b, is not deprecated.)
+    ///
+    /// @deprecated Use `exposureUnits`, the name the contract gives this read-out now.
     #[napi(getter)]
     pub fn unverified_units(&self) -> f64 {
         self.exposure_units()
