@@ -141,7 +141,11 @@ export declare class Sentinel {
    * @deprecated Use `exposureUnits`, the name the contract gives this read-out now.
    */
   get unverifiedUnits(): number
-  /** b × share: the most this node admits on unverified evidence. */
+  /**
+   * The node budget: the most this node admits on unverified evidence. b × share for a fixed
+   * budget; with `budget.fleet`, the floor + the current grant, re-read at every call (it
+   * changes as the lease is renewed or lapses).
+   */
   get nodeBudgetUnits(): number
   /** w: how long evidence stays usable, seconds. */
   get staleWindowSeconds(): number

@@ -2,10 +2,14 @@
 // older name of `exposureUnits`, kept as a deprecated alias: its JSDoc in the generated typings
 // (from the Rust doc comment) carries `@deprecated`, which editors show, and docs/api.md says so;
 // the option `budget.unverifiedUnits` (b, the fleet-wide ceiling) is a different thing and is not
-// deprecated.
+// deprecated. `nodeBudgetUnits` (and its gauge) is b × share for a fixed budget and the floor +
+// the current grant for a fleet (docs/fleet.md): every description says both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const { metricCatalog } = createRequire(import.meta.url)('../js/native.js');
 
 const read = (file) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
 
@@ -39,4 +43,18 @@ test('the option budget.unverifiedUnits (b) is not deprecated', () => {
 
 test('docs/api.md says the getter unverifiedUnits is deprecated, exposureUnits its name', () => {
   assert.match(apiRow('`exposureUnits`'), /`unverifiedUnits` is deprecated/);
+});
+
+test('nodeBudgetUnits is b × share for a fixed budget, floor + grant for a fleet, wherever it is described', () => {
+  const descriptions = {
+    'binding.d.ts (the getter)': jsdocOf(read('binding.d.ts'), 'get nodeBudgetUnits(): number'),
+    'docs/api.md': apiRow('`exposureUnits`'),
+    'README.md (the budget math)': read('README.md').split('\n').find((line) => line.startsWith('- **node budget**')),
+    'docs/metrics.md': read('docs/metrics.md').split('\n').find((line) => line.startsWith('| `spend_sentinel_node_budget_units` | gauge')),
+    'the gauge\'s HELP': metricCatalog().find((spec) => spec.name === 'spend_sentinel_node_budget_units').help,
+  };
+  for (const [where, text] of Object.entries(descriptions)) {
+    assert.match(text ?? '', /b [×x] share/, `${where}: a fixed budget's`);
+    assert.match(text ?? '', /floor \+ (the current )?grant/, `${where}: a fleet's`);
+  }
 });

@@ -258,7 +258,9 @@ impl Sentinel {
         self.exposure_units()
     }
 
-    /// b × share: the most this node admits on unverified evidence.
+    /// The node budget: the most this node admits on unverified evidence. b × share for a fixed
+    /// budget; with `budget.fleet`, the floor + the current grant, re-read at every call (it
+    /// changes as the lease is renewed or lapses).
     #[napi(getter)]
     pub fn node_budget_units(&self) -> f64 {
         self.shared
