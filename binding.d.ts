@@ -135,12 +135,17 @@ export declare class Sentinel {
    */
   get reservedUnits(): number
   /**
-   * The same read-out as `exposureUnits`, under the name the package's contract gives it:
-   * the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
-   * fleet-wide ceiling).
+   * The same read-out as `exposureUnits`, under its older name: the units admitted on
+   * unverified evidence. (The option `budget.unverifiedUnits`, b, is not deprecated.)
+   *
+   * @deprecated Use `exposureUnits`, the name the contract gives this read-out now.
    */
   get unverifiedUnits(): number
-  /** b × share: the most this node admits on unverified evidence. */
+  /**
+   * The node budget: the most this node admits on unverified evidence. b × share for a fixed
+   * budget; with `budget.fleet`, the floor + the current grant, re-read at every call (it
+   * changes as the lease is renewed or lapses).
+   */
   get nodeBudgetUnits(): number
   /** w: how long evidence stays usable, seconds. */
   get staleWindowSeconds(): number

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { SEED_BUDGET, catchError, never, sentinelPool } from './helpers/wait.mjs';
+import { countingGetters } from './helpers/read-once.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
@@ -238,4 +239,18 @@ describe('budget read-outs', () => {
       assert.equal(s.exposureUnits, 0);
     });
   }
+});
+
+describe('options are read once', () => {
+  const pool = sentinelPool(Sentinel);
+  afterEach(() => pool.closeAll());
+
+  test('the logger and inspect the config validated are the ones the sentinel runs with; each option read once', async () => {
+    const options = { budget: { ...SEED_BUDGET } };
+    const { reads, firstLine } = countingGetters(options);
+    pool.make(options);
+    // inspect as first read answers invalid_credential: its refresh line reaches the first logger.
+    assert.deepEqual(await firstLine, { logger: 'validated', said: 'invalid_credential' });
+    assert.deepEqual(reads, { logger: 1, authority: 1, inspect: 1 });
+  });
 });

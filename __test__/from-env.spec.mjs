@@ -10,6 +10,7 @@ import { inspect, promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startFakeAuthority, refusedUrl, reply } from './helpers/fake-authority.mjs';
 import { catchError } from './helpers/wait.mjs';
+import { countingGetters } from './helpers/read-once.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('spend-sentinel');
 const CHILD = fileURLToPath(new URL('./fixtures/from-env-child.mjs', import.meta.url));
@@ -125,6 +126,14 @@ describe('Sentinel.fromEnv(env, overrides)', () => {
       configError({ ...withoutNodes, SPEND_SENTINEL_BUDGET_NODES }, { budget: { share: 0.5 }, ...VALID }).message,
       'budget.share: give either SPEND_SENTINEL_BUDGET_NODES or budget.share, not both',
     );
+  });
+
+  test('the overrides are read once: the logger and inspect the config validated are the ones it runs with', async () => {
+    const overrides = {};
+    const { reads, firstLine } = countingGetters(overrides);
+    fromEnv(BUDGET, overrides);
+    assert.deepEqual(await firstLine, { logger: 'validated', said: 'invalid_credential' });
+    assert.deepEqual(reads, { logger: 1, authority: 1, inspect: 1 });
   });
 
   // (Without `env`, process.env: the child processes above.)

@@ -1,13 +1,13 @@
 //! `Sentinel.fromEnv(env = process.env, overrides)`: the constructor's options from environment
 //! variables (`crate::options::env` names them after the catalog's option paths), with
-//! `overrides` merged over them; the code-only options (`logger`, `authority.inspect`) are read
-//! from `overrides`.
+//! `overrides` merged over them; the code-only options (`logger`, `authority.inspect`) come from
+//! `overrides`, from the one read the config validates.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::errors::Kind;
-use super::options::to_raw;
+use super::options::{read_options, to_raw};
 use super::sentinel::{config_error, Sentinel};
 use crate::config::parse_env_options;
 
@@ -35,12 +35,9 @@ impl Sentinel {
             ValueType::Undefined => process_env(env)?,
             _ => vars,
         };
-        let (config, from_env) = parse_env_options(&to_raw(&vars)?, &to_raw(&overrides)?)
+        let (overrides, code) = read_options(&overrides)?;
+        let (config, from_env) = parse_env_options(&to_raw(&vars)?, &overrides)
             .map_err(|e| config_error(env, Kind::Error, &e))?;
-        let code = match overrides.get_type()? {
-            ValueType::Undefined => Object::new(env)?.to_unknown(),
-            _ => overrides,
-        };
         let sentinel = Sentinel::start(env, config, &code, &|e| from_env.name(e))?;
         let instance = sentinel.into_instance(env)?;
         instance.install_hot_path(env, &instance.as_object(env))?;

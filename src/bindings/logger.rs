@@ -11,11 +11,13 @@ use crate::options::catalog::LOGGER_RULE;
 pub struct JsLogger(ObjectRef<false>);
 
 impl JsLogger {
-    /// Reads `options.logger` (already type-checked by the config); `None` when not given.
-    pub fn from_options(env: &Env, options: &Unknown) -> Result<Option<JsLogger>> {
-        // SAFETY: the options are an object: the config accepted them.
-        let options: Object = unsafe { options.cast()? };
-        let logger: Unknown = options.get_named_property("logger")?;
+    /// The `logger` option as the config's read saw it (`CodeOptions`; already type-checked);
+    /// `None` when not given. Its methods are checked here, where a prototype's can be seen (a
+    /// pino logger keeps them there), and looked up again for each line (`logger.warn(obj, msg)`).
+    pub fn from_option(env: &Env, logger: Option<Unknown>) -> Result<Option<JsLogger>> {
+        let Some(logger) = logger else {
+            return Ok(None);
+        };
         if logger.get_type()? != ValueType::Object {
             return Ok(None);
         }

@@ -10,7 +10,7 @@ use super::errors::{self, Kind};
 use super::events::{JsObserver, JsSubscribers};
 use super::hot_path;
 use super::logger::JsLogger;
-use super::options::to_raw;
+use super::options::{read_options, to_raw, CodeOptions};
 use super::teardown::close_on_teardown;
 use super::types::{FleetReadout, MetricFamily, ReadinessReason, ReadinessStatus, TransitionEvent};
 use super::units_argument;
@@ -61,9 +61,10 @@ impl Sentinel {
                 "Sentinel: class constructor must be called with `new` (new Sentinel(options))",
             ));
         }
-        let config = parse_options(&to_raw(&options)?, &|name| std::env::var(name).ok())
+        let (raw, code) = read_options(&options)?;
+        let config = parse_options(&raw, &|name| std::env::var(name).ok())
             .map_err(|e| config_error(&env, Kind::Error, &e))?;
-        let sentinel = Sentinel::start(&env, config, &options, &|e| e)?;
+        let sentinel = Sentinel::start(&env, config, &code, &|e| e)?;
         sentinel.install_hot_path(&env, &this)?;
         Ok(sentinel)
     }
@@ -71,12 +72,12 @@ impl Sentinel {
 
 impl Sentinel {
     /// The sentinel `config` describes, refreshing: what `new Sentinel` and `Sentinel.fromEnv`
-    /// share. `code` is the object the options only code gives are read from (`logger`,
-    /// `authority.inspect`); `name` rewrites the path of a configuration error found here.
+    /// share. `code` holds the options only code gives (`logger`, `authority.inspect`) from the
+    /// read `config` was parsed from; `name` rewrites the path of a configuration error found here.
     pub(super) fn start(
         env: &Env,
         config: Config,
-        code: &Unknown,
+        code: &CodeOptions,
         name: &dyn Fn(ConfigError) -> ConfigError,
     ) -> Result<Self> {
         // Read before the budget moves into the state; logged once the sentinel is made.
@@ -94,7 +95,7 @@ impl Sentinel {
                 })?)
             }
             AuthorityConfig::Inspect => {
-                let inspect = inspect_function(code)?;
+                let inspect = inspect_function(code.inspect)?;
                 Authority::Js(JsAuthority::new(
                     inspect,
                     js_thread.clone(),
@@ -102,7 +103,7 @@ impl Sentinel {
                 ))
             }
         };
-        let logger = JsLogger::from_options(env, code)?;
+        let logger = JsLogger::from_option(env, code.logger)?;
         let subscribers = JsSubscribers::new(js_thread, shared.clone(), logger);
         close_on_teardown(env, &shared)?;
         let observer: Arc<dyn SentinelObserver> = Arc::new(JsObserver(subscribers.clone()));
@@ -248,15 +249,18 @@ impl Sentinel {
         self.shared.with_state(|state| state.reserved_units())
     }
 
-    /// The same read-out as `exposureUnits`, under the name the package's contract gives it:
-    /// the units admitted on unverified evidence (of which `budget.unverifiedUnits` is the
-    /// fleet-wide ceiling).
+    /// The same read-out as `exposureUnits`, under its older name: the units admitted on
+    /// unverified evidence. (The option `budget.unverifiedUnits`, b, is not deprecated.)
+    ///
+    /// @deprecated Use `exposureUnits`, the name the contract gives this read-out now.
     #[napi(getter)]
     pub fn unverified_units(&self) -> f64 {
         self.exposure_units()
     }
 
-    /// b × share: the most this node admits on unverified evidence.
+    /// The node budget: the most this node admits on unverified evidence. b × share for a fixed
+    /// budget; with `budget.fleet`, the floor + the current grant, re-read at every call (it
+    /// changes as the lease is renewed or lapses).
     #[napi(getter)]
     pub fn node_budget_units(&self) -> f64 {
         self.shared
@@ -408,10 +412,10 @@ pub(super) fn config_error(env: &Env, kind: Kind, error: &ConfigError) -> Error 
     errors::throw(env.raw(), kind, errors::CONFIG, &error.to_string())
 }
 
-fn inspect_function(options: &Unknown) -> Result<FunctionRef<(), Unknown<'static>>> {
-    // SAFETY: the options are an object: `parse_options` accepted them.
-    let options: Object = unsafe { options.cast()? };
-    let authority: Object = options.get_named_property("authority")?;
-    let inspect: Function<(), Unknown<'static>> = authority.get_named_property("inspect")?;
+/// `authority.inspect` as the config's read saw it: a function (`parse_options` checked it).
+fn inspect_function(inspect: Option<Unknown>) -> Result<FunctionRef<(), Unknown<'static>>> {
+    let inspect = inspect.ok_or_else(|| Error::from_reason("authority.inspect was not read"))?;
+    // SAFETY: `inspect` is a function: the config accepted this very value as one.
+    let inspect: Function<(), Unknown<'static>> = unsafe { inspect.cast()? };
     inspect.create_ref()
 }

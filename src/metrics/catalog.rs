@@ -128,7 +128,7 @@ pub const STALE_WINDOW: FamilySpec = spec(
 );
 pub const NODE_BUDGET: FamilySpec = spec(
     "spend_sentinel_node_budget_units",
-    "This node's budget of units admitted on unverified evidence (b x share).",
+    "This node's budget of units admitted on unverified evidence (b x share; a fleet's: floor + grant).",
     Kind::Gauge,
     &[],
     ("spend_sentinel.node_budget", "{unit}", UpDown),
