@@ -383,7 +383,10 @@ mod tests {
             (Duration::from_micros(1_929_039), 1.929),
             (Duration::from_micros(1_929_500), 1.93),
             (Duration::from_secs(7 * 24 * 3600), 604_800.0),
-            (Duration::new(100 * 365 * 24 * 3600, 999_999_999), 3_153_600_001.0),
+            (
+                Duration::new(100 * 365 * 24 * 3600, 999_999_999),
+                3_153_600_001.0,
+            ),
         ];
         for (age, seconds) in cases {
             assert_eq!(millisecond_seconds(age), seconds, "{age:?}");
