@@ -117,29 +117,15 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::metrics::{Gauges, Metrics};
-    use crate::rules::{Readiness, Reason, Status, Verdict};
-
-    fn gauges() -> Gauges {
-        Gauges {
-            readiness: Readiness {
-                status: Status::Ready,
-                reason: Reason::Verified,
-                evidence_age: None,
-            },
-            stale_window: Duration::from_secs(5),
-            node_budget_units: 100.0,
-            exposure_units: 12.5,
-            reserved_units: 7.5,
-            holds: Vec::new(),
-        }
-    }
+    use crate::metrics::families::tests::gauges;
+    use crate::metrics::Metrics;
+    use crate::rules::{Reason, Status, Verdict};
 
     #[test]
     fn openmetrics_names_counters_without_total_gives_units_and_ends_with_eof() {
         let m = Metrics::default();
         m.refreshed(Verdict::Valid, Some(Duration::from_millis(30)));
-        let families = m.families(&gauges());
+        let families = m.families(&gauges(Status::Ready, Reason::Verified, None));
         let text = render_as(&families, Format::OpenMetrics);
         assert!(text.ends_with("\n# EOF\n"));
         for line in [

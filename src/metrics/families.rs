@@ -246,14 +246,20 @@ pub fn single(spec: &FamilySpec, value: f64) -> Family {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::time::Duration;
 
     use super::*;
     use crate::metrics::render;
     use crate::rules::Verdict;
 
-    fn gauges(status: Status, reason: Reason, age: Option<Duration>) -> Gauges {
+    /// The gauges of a sentinel in `status` for `reason` (node budget 100, 12.5 units exposed,
+    /// 7.5 reserved, w = 5 s).
+    pub(in crate::metrics) fn gauges(
+        status: Status,
+        reason: Reason,
+        age: Option<Duration>,
+    ) -> Gauges {
         Gauges {
             readiness: Readiness {
                 status,

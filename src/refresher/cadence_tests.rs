@@ -208,14 +208,7 @@ fn seed_state() -> SentinelState {
 /// b = 400, r = 20, 4 nodes, reserve 0.25: a floor of 25 units, a 1.25 s window (pauses 0.375
 /// to 0.625 s); with a grant of 100 the window is 6.25 s (pauses 1.875 to 3.125 s).
 fn fleet_state(lease: Option<Lease>) -> SentinelState {
-    let mut budget = FleetBudget::new(FleetShape {
-        fleet_ceiling_units: 400.0,
-        max_units_per_second: 20.0,
-        max_nodes: 4,
-        reserve: 0.25,
-        lease: Duration::from_secs(30),
-        max_stale: None,
-    });
+    let mut budget = FleetBudget::new(FleetShape::four_nodes());
     budget.set_lease(lease);
     SentinelState::new(BudgetSource::Fleet(budget))
 }

@@ -216,14 +216,7 @@ mod tests {
     /// b = 400, r = 20, 4 nodes, reserve 0.25: a floor's window of 1.25 s (scaled pauses from
     /// 0.375 s); a grant of 100 until `deadline`.
     fn leased_until(deadline: Duration) -> FleetBudget {
-        let mut budget = FleetBudget::new(FleetShape {
-            fleet_ceiling_units: 400.0,
-            max_units_per_second: 20.0,
-            max_nodes: 4,
-            reserve: 0.25,
-            lease: Duration::from_secs(30),
-            max_stale: None,
-        });
+        let mut budget = FleetBudget::new(FleetShape::four_nodes());
         budget.set_lease(Some(Lease {
             grant_units: 100.0,
             deadline,
