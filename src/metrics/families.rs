@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::catalog::{self, FamilySpec, Kind, DURATION_BUCKETS};
 use super::counters::{can_enter, Metrics};
 use crate::numbers::u64_as_f64;
-use crate::rules::breaker::{BreakerState, BreakerStats};
+use crate::rules::breaker::{BreakerState, BreakerStats, CallResult};
 use crate::rules::{Outcome, Readiness, Reason, RefreshCause, Status};
 
 /// What the gauges show, read from the sentinel state at scrape time.
@@ -196,17 +196,12 @@ pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Ve
                 if s == *now { 1.0 } else { 0.0 },
             ));
         }
-        for (result, value) in [
-            ("success", stats.successes),
-            ("failure", stats.failures - stats.timeouts),
-            ("timeout", stats.timeouts),
-            ("rejected", stats.refused),
-        ] {
-            let labels = vec![("name", name.clone()), ("result", result.into())];
+        for result in CallResult::ALL {
+            let labels = vec![("name", name.clone()), ("result", result.as_str().into())];
             calls.push(sample(
                 catalog::BREAKER_CALLS.name,
                 labels,
-                u64_as_f64(value),
+                u64_as_f64(result.count(stats)),
             ));
         }
     }

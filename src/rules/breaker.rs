@@ -95,6 +95,30 @@ closed_list! {
     }
 }
 
+closed_list! {
+    /// What the breaker-calls metric files a call under (its `result` label): a failure that
+    /// timed out is a timeout, not also a failure; a refused call is rejected; ignored errors
+    /// are not counted.
+    pub enum CallResult {
+        Success => "success",
+        Failure => "failure",
+        Timeout => "timeout",
+        Rejected => "rejected",
+    }
+}
+
+impl CallResult {
+    /// How many of `stats`' calls ended this way.
+    pub fn count(self, stats: &BreakerStats) -> u64 {
+        match self {
+            CallResult::Success => stats.successes,
+            CallResult::Failure => stats.failures - stats.timeouts,
+            CallResult::Timeout => stats.timeouts,
+            CallResult::Rejected => stats.refused,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BreakerStats {
     pub successes: u64,
@@ -369,6 +393,31 @@ pub fn test_settings() -> BreakerSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_calls_metric_files_a_timeout_once_and_leaves_ignored_errors_out() {
+        let stats = BreakerStats {
+            successes: 1,
+            failures: 5,
+            timeouts: 2,
+            ignored: 11,
+            refused: 7,
+            ..BreakerStats::default()
+        };
+        let counts: Vec<_> = CallResult::ALL
+            .iter()
+            .map(|result| (result.as_str(), result.count(&stats)))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("success", 1),
+                ("failure", 3),
+                ("timeout", 2),
+                ("rejected", 7)
+            ]
+        );
+    }
     use BreakerState::*;
 
     fn ms(millis: u64) -> Duration {
