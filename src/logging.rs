@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::closed_list::closed_list;
 use crate::numbers::u64_as_f64;
 use crate::rules::cadence::shortest_calm_default_window;
 use crate::rules::fleet::FleetEvent;
@@ -32,23 +33,12 @@ impl Task {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Warn,
-    Error,
-}
-
-impl Level {
-    pub const ALL: [Level; 3] = [Level::Info, Level::Warn, Level::Error];
-
-    /// The logger's method for this level (pino-style).
-    pub fn method(self) -> &'static str {
-        match self {
-            Level::Info => "info",
-            Level::Warn => "warn",
-            Level::Error => "error",
-        }
+closed_list! {
+    /// A line's level; its string is the logger's method for it (pino-style: `logger.warn(...)`).
+    pub enum Level {
+        Info => "info",
+        Warn => "warn",
+        Error => "error",
     }
 }
 
@@ -348,7 +338,7 @@ mod tests {
 
     #[test]
     fn the_level_methods_are_the_pino_names() {
-        let methods = Level::ALL.map(Level::method);
+        let methods = Level::ALL.map(Level::as_str);
         assert_eq!(methods, ["info", "warn", "error"]);
     }
 

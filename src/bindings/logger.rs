@@ -24,13 +24,13 @@ impl JsLogger {
         // SAFETY: `logger` is an object (checked above).
         let object: Object = unsafe { logger.cast()? };
         for level in Level::ALL {
-            let method: Unknown = object.get_named_property(level.method())?;
+            let method: Unknown = object.get_named_property(level.as_str())?;
             if method.get_type()? != ValueType::Function {
                 return Err(errors::throw(
                     env.raw(),
                     Kind::Error,
                     errors::CONFIG,
-                    &format!("logger: {LOGGER_RULE} (no {} method)", level.method()),
+                    &format!("logger: {LOGGER_RULE} (no {} method)", level.as_str()),
                 ));
             }
         }
@@ -42,7 +42,7 @@ impl JsLogger {
     pub fn log(&self, env: &Env, line: &Line) -> Result<()> {
         let logger = self.0.get_value(env)?;
         let method: Function<FnArgs<(Object, String)>, Unknown> =
-            logger.get_named_property(line.level.method())?;
+            logger.get_named_property(line.level.as_str())?;
         let mut fields = Object::new(env)?;
         for &(name, value) in &line.fields {
             match value {
