@@ -414,11 +414,11 @@ export interface Readiness {
 }
 
 /**
- * `() => Float64Array`: this thread's age cell, made on the first call and the same array on
- * every later one (so two copies of js/readiness.js read what either's call wrote). Internal to
- * js/readiness.js.
+ * `() => Float64Array`: this thread's readiness cell, made on the first call and the same array
+ * on every later one (so two copies of js/readiness.js read what either's call wrote). Internal
+ * to js/readiness.js.
  */
-export declare function readinessAgeCell(): Float64Array
+export declare function readinessCell(): Float64Array
 
 /** Why readiness is what it is; one code per rule of the readiness table (README), checked in this order. */
 export type ReadinessReason = 'shutting_down' | 'invalid_credential' | 'capability_missing' | 'no_evidence' | 'evidence_too_old' | 'budget_exhausted' | 'refresh_indeterminate' | 'verified' | 'no_fleet_lease' | 'internal_error' | 'held'

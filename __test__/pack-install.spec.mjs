@@ -50,10 +50,10 @@ const ALLOWED = [
   /^Cargo\.(toml|lock)$/, /^build\.rs$/, /^src\/([a-z_]+\/)*[a-z_]+\.(rs|lua)$/,
 ];
 
-/** Relative specifiers a packed file loads: `require('./x')` in JS, `from '../x'` / `import('./x')` in typings. */
+/** Relative specifiers a packed file loads: `require('./x')` in JS, `from '../x'` / `import('./x')` / `import './x'` in typings. */
 function relativeImports(text) {
   const found = [];
-  for (const re of [/require\(\s*['"](\.\.?\/[^'"]*)['"]\s*\)/g, /\bfrom\s+['"](\.\.?\/[^'"]*)['"]/g, /import\(\s*['"](\.\.?\/[^'"]*)['"]\s*\)/g]) {
+  for (const re of [/require\(\s*['"](\.\.?\/[^'"]*)['"]\s*\)/g, /\bfrom\s+['"](\.\.?\/[^'"]*)['"]/g, /import\(\s*['"](\.\.?\/[^'"]*)['"]\s*\)/g, /\bimport\s+['"](\.\.?\/[^'"]*)['"]/g]) {
     for (const m of text.matchAll(re)) found.push(m[1]);
   }
   return found;

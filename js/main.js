@@ -7,7 +7,7 @@ const native = require('./native');
 const { CircuitBreaker, CircuitOpenError, CircuitTimeoutError, BulkheadFullError } = require('./breaker');
 
 // The public names only: binding.js also exports internals (BreakerCore; admissionCodeFunction for
-// js/admission.js; readinessVocabulary for js/admission.js and js/readiness.js; readinessAgeCell for js/readiness.js; reservationFunctions for js/reservation.js; nativeNoop for bench/).
+// js/admission.js; readinessVocabulary for js/admission.js and js/readiness.js; readinessCell for js/readiness.js; reservationFunctions for js/reservation.js; nativeNoop for bench/).
 module.exports.Sentinel = native.Sentinel;
 module.exports.computeBudget = native.computeBudget;
 module.exports.Reservation = require('./reservation').Reservation;

@@ -1,23 +1,24 @@
 'use strict';
-// `sentinel.readiness()`, built here from one native call: the addon answers the status and
-// reason of the moment as one small integer (`readiness_pair` in src/bindings/hot_path.rs) and
-// leaves the evidence age in a one-element Float64Array (src/bindings/readiness_cell.rs); this
-// file makes the object. Built natively, property by property, the same object cost ~49 native
-// no-ops; a double answered through napi is an allocation per call (bench/hot-path.mjs).
-// The strings and HTTP statuses come from the addon's own lists (`readinessVocabulary`).
+// `sentinel.readiness()`, built here from one native call: the addon leaves the status and reason
+// of the moment (one small integer, `readiness_pair` in src/bindings/hot_path.rs) and the evidence
+// age in a two-element Float64Array, the thread's readiness cell (src/bindings/readiness_cell.rs),
+// and this file makes the object. Built natively, property by property, the same object cost ~49
+// native no-ops; a value answered through napi costs a napi call, a double an allocation too
+// (bench/hot-path.mjs). The strings and HTTP statuses come from the addon's own lists
+// (`readinessVocabulary`).
 
 /**
- * `pair => readiness object` for the addon's lists (`readinessVocabulary()`) and the age cell
- * the native call writes: a pair is `reason × statuses.length + status`; the cell holds the
- * evidence age in seconds, or a negative number without evidence.
+ * `() => readiness object` reading `cell` (`[pair, age]`, as the native call leaves it) with the
+ * addon's lists (`readinessVocabulary()`): a pair is `reason × statuses.length + status`; the age
+ * is in seconds, negative without evidence.
  */
-function readinessDecoder({ statuses, httpStatuses, reasons }, ageCell) {
+function readinessDecoder({ statuses, httpStatuses, reasons }, cell) {
   const pairs = reasons.flatMap((reason) =>
     statuses.map((status, i) => Object.freeze({ status, reason, httpStatus: httpStatuses[i] })),
   );
-  return function readinessOf(pair) {
-    const { status, reason, httpStatus } = pairs[pair];
-    const age = ageCell[0];
+  return function readinessOf() {
+    const { status, reason, httpStatus } = pairs[cell[0]];
+    const age = cell[1];
     return { status, evidenceAgeSeconds: age < 0 ? null : age, reason, httpStatus };
   };
 }
@@ -29,7 +30,7 @@ function readinessDecoder({ statuses, httpStatuses, reasons }, ageCell) {
 function installReadiness(binding) {
   const vocabulary = binding.readinessVocabulary();
   const readinessCode = Symbol.for(vocabulary.codeKey);
-  const readinessOf = readinessDecoder(vocabulary, binding.readinessAgeCell());
+  const readinessOf = readinessDecoder(vocabulary, binding.readinessCell());
   Object.defineProperty(binding.Sentinel.prototype, 'readiness', {
     /** Readiness now (README, Readiness): no I/O, never waits on a refresh. */
     value: function readiness() {
@@ -39,7 +40,8 @@ function installReadiness(binding) {
       if (this == null || typeof this[readinessCode] !== 'function') {
         throw new TypeError('readiness: must be called on a Sentinel (sentinel.readiness())');
       }
-      return readinessOf(this[readinessCode]());
+      this[readinessCode](); // fills the cell
+      return readinessOf();
     },
     writable: true,
     configurable: true,

@@ -36,6 +36,6 @@ mod module_graph_tests;
 // napi-rs registers nothing).
 pub use bindings::{
     admission_code_function, breaker_protocol, compute_budget, metric_catalog, metrics_feed,
-    native_noop, readiness_age_cell, readiness_vocabulary, reservation_functions, window_figures,
+    native_noop, readiness_cell, readiness_vocabulary, reservation_functions, window_figures,
     BreakerCore, BreakerProtocol, BudgetAnswer, MetricsFeed, Sentinel,
 };

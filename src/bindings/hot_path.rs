@@ -1,8 +1,8 @@
 //! The calls a service makes per request, `admit(units)`, `status()`, `isServing()` and
 //! `charge(units)`, as plain native functions installed on each instance; and `readiness()`'s
-//! one crossing, a function answering a small integer (status and reason) and leaving the age in
-//! `readiness_cell`, which js/readiness.js makes into the object (built natively, property by
-//! property, it cost ~40 native no-ops).
+//! one crossing, a function leaving the status and reason (one small integer) and the evidence age
+//! in the thread's `readiness_cell`, which js/readiness.js makes into the object (built natively,
+//! property by property, it cost ~49 native no-ops).
 //!
 //! Why not ordinary `#[napi]` methods: a napi-rs class method spends ~0.4 µs checking the class
 //! identity of `this`, more than the whole decision. These functions carry their sentinel in the
@@ -11,6 +11,7 @@
 //! typings and `Sentinel.prototype.admit.call(...)`); both read their argument with
 //! `units_argument` and ask `SharedSentinel`.
 
+use std::ptr;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
@@ -19,7 +20,7 @@ use napi::sys;
 use napi_derive::napi;
 
 use super::native_function::{install_functions, install_keyed, Call, Method, NativeFunction};
-use super::readiness_cell::{self, AgeCell};
+use super::readiness_cell::{self, ReadinessCell};
 use super::types::{millisecond_seconds, ReadinessReason, ReadinessStatus, ReadinessVocabulary};
 use super::units_argument::{record_measured, with_units};
 use crate::rules::{Readiness, Reason, Status};
@@ -74,14 +75,14 @@ impl Method for IsServing {
     }
 }
 
-/// `readiness()`'s one crossing: the readiness of this moment as its [`readiness_pair`], with
-/// the evidence age ([`readiness_age_seconds`]) left in the thread's age cell.
+/// `readiness()`'s one crossing: the readiness of this moment as its [`readiness_pair`] and
+/// [`readiness_age_seconds`], left in the thread's readiness cell.
 struct ReadinessCode;
 
-/// What each instance's readiness function holds: its sentinel and where the age goes.
+/// What each instance's readiness function holds: its sentinel and where the answer goes.
 struct ReadinessOut {
     shared: Arc<SharedSentinel>,
-    age: AgeCell,
+    cell: ReadinessCell,
 }
 
 impl Method for ReadinessCode {
@@ -90,8 +91,12 @@ impl Method for ReadinessCode {
 
     fn call(call: &Call, out: &ReadinessOut) -> sys::napi_value {
         let readiness = out.shared.readiness();
-        out.age.write(readiness_age_seconds(&readiness));
-        call.uint32(readiness_pair(&readiness))
+        out.cell.write(
+            readiness_pair(&readiness),
+            readiness_age_seconds(&readiness),
+        );
+        let _ = call; // nothing to make: the answer is in the cell, `undefined` is returned
+        ptr::null_mut()
     }
 }
 
@@ -163,7 +168,7 @@ pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Re
     let key = symbol_for.call(READINESS_CODE_KEY.to_owned())?;
     let out = Arc::new(ReadinessOut {
         shared: shared.clone(),
-        age: AgeCell::of(env)?,
+        cell: ReadinessCell::of(env)?,
     });
     let function = NativeFunction::new::<ReadinessCode>(c"readinessCode");
     install_keyed(env, this, key.raw(), &out, &function)
@@ -174,7 +179,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// What js/readiness.js does with a pair and the age cell: (status, reason, age in seconds).
+    /// What js/readiness.js does with the cell's pair and age: (status, reason, age in seconds).
     fn decode(pair: u32, age: f64) -> (Status, Reason, Option<f64>) {
         let pair = usize::try_from(pair).unwrap();
         (

@@ -25,7 +25,7 @@ pub use breaker::{breaker_protocol, BreakerCore, BreakerProtocol};
 pub use compute_budget::{compute_budget, window_figures, BudgetAnswer};
 pub use hot_path::readiness_vocabulary;
 pub use metrics_feed::{metric_catalog, metrics_feed, MetricsFeed};
-pub use readiness_cell::readiness_age_cell;
+pub use readiness_cell::readiness_cell;
 pub use reservation::reservation_functions;
 pub use sentinel::Sentinel;
 
