@@ -722,6 +722,30 @@ describe('an injected clock (now)', () => {
     assert.equal(await breaker.fire(async () => 'ok'), 'ok');
     assert.deepEqual(changes, ['open at 1000000', 'half_open at 1000500', 'closed at 1000500']);
   });
+
+  test('the now option is read once: the clock the options were checked with is the one the breaker runs on', async () => {
+    let reads = 0;
+    const options = {
+      name: 'read-once-clock',
+      failureThreshold: 1,
+      openMs: 500,
+      maxOpenMs: 500,
+      get now() {
+        reads += 1;
+        return reads === 1 ? () => 5_000 : () => 'not a reading';
+      },
+    };
+    const breaker = new CircuitBreaker(options);
+    await assert.rejects(
+      breaker.fire(async () => {
+        throw new Error('down');
+      }),
+      /down/,
+    );
+    assert.equal(breaker.state, 'open');
+    assert.equal(breaker.stats.retryAfterMs, 500, 'open for openMs on the checked clock, which stands at 5000');
+    assert.equal(reads, 1, 'options.now was read once');
+  });
 });
 
 // What opossum/cockatiel users expect: fallback, a caller's AbortSignal, a timeout error class,

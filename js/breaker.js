@@ -123,8 +123,12 @@ class CircuitBreaker {
   #closedSettlers = null;
 
   constructor(options) {
-    this.#core = new BreakerCore(options); // validates every option, throws naming it
-    if (options?.now !== undefined) this.#core = onClock(this.#core, options.now);
+    // `now` is read once: the function the core checks is the one the breaker then runs on
+    // (a getter cannot pass the check with one value and run with another).
+    const now = options?.now;
+    const checked = now === undefined ? options : withNow(options, now);
+    this.#core = new BreakerCore(checked); // validates every option, throws naming it
+    if (now !== undefined) this.#core = onClock(this.#core, now);
     this.#acquire = this.#core.acquire;
     this.#settleNative = this.#core.settle;
     this.#name = this.#core.name;
@@ -405,6 +409,11 @@ class CircuitBreaker {
       }
     }
   }
+}
+
+/** `options` as the core reads them, with `now` fixed to the value already read. */
+function withNow(options, now) {
+  return new Proxy(options, { get: (target, key, receiver) => (key === 'now' ? now : Reflect.get(target, key, receiver)) });
 }
 
 /**
