@@ -137,11 +137,13 @@ describe('failing Redis calls are visible: redisError, the error metric, one log
   });
   /** Waits for `kind` with at least `failures` failed calls, then checks the one line. */
   async function failsAs(sentinel, log, kind, failures = 3) {
-    await pollUntil(() => sentinel.fleet().redisError === kind && errorsTotal(sentinel) >= failures, {
+    const linesFor = () => log.fleet().filter((l) => l.fields.redisError === kind);
+    // The log line reaches the JavaScript thread after the readout changes: wait for it too.
+    await pollUntil(() => sentinel.fleet().redisError === kind && errorsTotal(sentinel) >= failures && linesFor().length > 0, {
       ms: 15000,
-      label: () => `redisError ${kind} after ${failures} failures; ${fmt(sentinel)}, errors ${errorsTotal(sentinel)}`,
+      label: () => `redisError ${kind} after ${failures} failures, logged; ${fmt(sentinel)}, errors ${errorsTotal(sentinel)}`,
     });
-    const lines = log.fleet().filter((l) => l.fields.redisError === kind);
+    const lines = linesFor();
     assert.equal(lines.length, 1, `one line for ${kind} however many retries: ${JSON.stringify(log.fleet())}`);
     assert.equal(lines[0].level, 'error');
     const counted = metric(sentinel, 'spend_sentinel_fleet_redis_errors_total').find((x) => x.labels.kind === kind);
@@ -179,12 +181,13 @@ describe('failing Redis calls are visible: redisError, the error metric, one log
     proxy.setMode('reset');
     await failsAs(sentinel, log, 'connect', 4);
     proxy.setMode('pass');
-    await pollUntil(() => sentinel.fleet().redisError === null && sentinel.fleet().liveNodes === 1, {
+    const changes = () => log.fleet().filter((l) => 'redisError' in l.fields).map((l) => [l.level, l.fields.redisError]);
+    // The readout changes at once; its log line reaches the JavaScript thread after it: wait for both.
+    await pollUntil(() => sentinel.fleet().redisError === null && sentinel.fleet().liveNodes === 1 && changes().length >= 3, {
       ms: 10000,
-      label: () => `Redis answering again; ${fmt(sentinel)}`,
+      label: () => `Redis answering again, and its line logged; ${fmt(sentinel)}; lines ${JSON.stringify(changes())}`,
     });
-    const changes = log.fleet().filter((l) => 'redisError' in l.fields).map((l) => [l.level, l.fields.redisError]);
-    assert.deepEqual(changes, [['error', 'timeout'], ['error', 'connect'], ['info', null]]);
+    assert.deepEqual(changes(), [['error', 'timeout'], ['error', 'connect'], ['info', null]]);
   });
 });
 
