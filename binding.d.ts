@@ -414,9 +414,8 @@ export interface Readiness {
 }
 
 /**
- * `() => Float64Array`: this thread's readiness cell, made on the first call and the same array
- * on every later one (so two copies of js/readiness.js read what either's call wrote). Internal
- * to js/readiness.js.
+ * `() => Float64Array`: this environment's readiness cell, the same array on every call (so two
+ * copies of js/readiness.js read what either's call wrote). Internal to js/readiness.js.
  */
 export declare function readinessCell(): Float64Array
 

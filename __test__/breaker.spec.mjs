@@ -746,6 +746,32 @@ describe('an injected clock (now)', () => {
     assert.equal(breaker.stats.retryAfterMs, 500, 'open for openMs on the checked clock, which stands at 5000');
     assert.equal(reads, 1, 'options.now was read once');
   });
+
+  test('isFailure and fallback are read once too: the ones checked are the ones that run', async () => {
+    const reads = { isFailure: 0, fallback: 0 };
+    const options = {
+      name: 'read-once-hooks',
+      get isFailure() {
+        reads.isFailure += 1;
+        return reads.isFailure === 1 ? () => false : () => true;
+      },
+      get fallback() {
+        reads.fallback += 1;
+        return reads.fallback === 1 ? () => 'checked fallback' : () => 'later fallback';
+      },
+    };
+    const breaker = new CircuitBreaker(options);
+    await assert.rejects(
+      breaker.fire(async () => {
+        throw new Error('not a failure');
+      }),
+      /not a failure/,
+    );
+    assert.equal(breaker.stats.failures, 0, 'the checked isFailure said it does not count');
+    breaker.open();
+    assert.equal(await breaker.fire(async () => 'not called'), 'checked fallback');
+    assert.deepEqual(reads, { isFailure: 1, fallback: 1 });
+  });
 });
 
 // What opossum/cockatiel users expect: fallback, a caller's AbortSignal, a timeout error class,

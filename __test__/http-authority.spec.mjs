@@ -339,7 +339,7 @@ describe('HTTP authority: the request ("one refresh")', { timeout: 20000 }, () =
     assert.equal(request.path, '/v1/account?view=meters');
     assert.equal(request.headers.authorization, `Bearer ${CREDENTIAL}`);
     assert.equal(request.headers.accept, 'application/json');
-    // §7: the credential went to the authority and nowhere else visible
+    // The credential went to the authority and nowhere else visible.
     const readiness = await whenReady(sentinel, fake);
     assert.ok(!JSON.stringify(readiness).includes(CREDENTIAL));
   });

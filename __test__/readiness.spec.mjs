@@ -6,6 +6,8 @@ import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { once } from 'node:events';
 import { fastOptions, held, recordTransitions, scriptedAuthority, sentinelPool, sequence } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
@@ -115,6 +117,32 @@ describe('readiness() built in JavaScript', () => {
     } finally {
       await fromEnv.close();
     }
+  });
+
+  test('a worker thread reads its own sentinels through its own cell, and the main thread\'s keep reading right after it ends', async () => {
+    const main = pool.make(fastOptions(scriptedAuthority(sequence(['valid'], held))));
+    await main.whenReady();
+    const body = `
+      const { parentPort } = require('node:worker_threads');
+      const { Sentinel } = require(${JSON.stringify(require.resolve('../js/main.js'))});
+      const waiting = new Sentinel({ budget: { unverifiedUnits: 100, maxUnitsPerSecond: 100 }, authority: { inspect: () => new Promise(() => {}) } });
+      const verified = new Sentinel({ budget: { unverifiedUnits: 100, maxUnitsPerSecond: 100 }, authority: { inspect: async () => 'valid' } });
+      verified.whenReady({ timeoutMs: 60000 }).then(async () => {
+        parentPort.postMessage([waiting.readiness(), verified.readiness(), waiting.readiness()]);
+        await Promise.all([waiting.close(), verified.close()]);
+      });`;
+    const worker = new Worker(body, { eval: true });
+    const [[message], exit] = [await once(worker, 'message'), once(worker, 'exit')];
+    assert.equal(main.readiness().reason, 'verified', 'read on the main thread while the worker lives');
+    const [waiting, verified, waitingAgain] = message;
+    assert.deepEqual(waiting, { status: 'not_ready', evidenceAgeSeconds: null, reason: 'no_evidence', httpStatus: 503 });
+    assert.equal(verified.reason, 'verified');
+    assert.equal(typeof verified.evidenceAgeSeconds, 'number');
+    assert.deepEqual(waitingAgain, waiting);
+    assert.equal((await exit)[0], 0);
+    const after = main.readiness();
+    assert.equal(after.reason, 'verified', 'read on the main thread after the worker ended');
+    assert.equal(typeof after.evidenceAgeSeconds, 'number');
   });
 
   test('called on anything but a Sentinel, it throws a TypeError', () => {

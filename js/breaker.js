@@ -123,18 +123,18 @@ class CircuitBreaker {
   #closedSettlers = null;
 
   constructor(options) {
-    // `now` is read once: the function the core checks is the one the breaker then runs on
-    // (a getter cannot pass the check with one value and run with another).
-    const now = options?.now;
-    const checked = now === undefined ? options : withNow(options, now);
-    this.#core = new BreakerCore(checked); // validates every option, throws naming it
-    if (now !== undefined) this.#core = onClock(this.#core, now);
+    // Every option is read once: the core checks a copy of the options' own enumerable values
+    // (the keys it reads) and the functions run are that copy's, so a getter cannot pass the
+    // check with one value and run with another.
+    const read = ownValues(options);
+    this.#core = new BreakerCore(read); // validates every option, throws naming it
+    if (read?.now !== undefined) this.#core = onClock(this.#core, read.now);
     this.#acquire = this.#core.acquire;
     this.#settleNative = this.#core.settle;
     this.#name = this.#core.name;
     this.#timeoutMs = this.#core.timeoutMs;
-    this.#isFailure = options?.isFailure ?? null;
-    this.#fallback = options?.fallback ?? null;
+    this.#isFailure = read?.isFailure ?? null;
+    this.#fallback = read?.fallback ?? null;
     this.#maxConcurrent = this.#core.maxConcurrent;
     this.#full = this.#timeoutMs > 0 || this.#maxConcurrent > 0 || this.#fallback !== null;
     this.#note(this.#core.token());
@@ -411,9 +411,9 @@ class CircuitBreaker {
   }
 }
 
-/** `options` as the core reads them, with `now` fixed to the value already read. */
-function withNow(options, now) {
-  return new Proxy(options, { get: (target, key, receiver) => (key === 'now' ? now : Reflect.get(target, key, receiver)) });
+/** A plain object's own enumerable values, each read once; anything else as given (the core says why it is refused). */
+function ownValues(options) {
+  return options !== null && typeof options === 'object' && !Array.isArray(options) ? { ...options } : options;
 }
 
 /**

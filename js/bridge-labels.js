@@ -8,7 +8,7 @@
 // reserved too) and neither `le` nor `quantile`. On one target every sentinel uses the same
 // label names with other values; the same sentinel with the same labels again is a no-op.
 
-const { configError } = require('./options');
+const { configError, isObject } = require('./options');
 const { metricCatalog } = require('./native');
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
@@ -20,7 +20,7 @@ const RESERVED = new Set(['le', 'quantile', ...metricCatalog().flatMap((spec) =>
  * errors name `where` and `option` (`labels`, `attributes`) and carry ERR_SPEND_SENTINEL_CONFIG.
  */
 function checkConstantLabels(where, option, value = {}) {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isObject(value)) {
     throw configError(where, option, 'must be an object of label names to string values');
   }
   const out = {};

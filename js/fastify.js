@@ -7,7 +7,7 @@ const fp = require('fastify-plugin');
 const { createProbes } = require('./probes');
 const { configError } = require('./options');
 const { FASTIFY_PLUGIN } = require('./options-catalog');
-const { PROBES } = require('./route-options');
+const { PROBE_NAMES } = require('./route-options');
 const { createAdmission } = require('./admission');
 const { Reservation } = require('./reservation');
 const { gracefulShutdown: shutdownFor } = require('./shutdown');
@@ -35,7 +35,7 @@ async function spendSentinelPlugin(app, opts) {
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.[PROBE_ROUTE] !== undefined) return answer(request, reply);
   });
-  for (const probe of PROBES) {
+  for (const probe of PROBE_NAMES) {
     const { schema, config } = p.config.routeOptions[probe];
     app.route({
       // HEAD declared here, not left to Fastify (`exposeHeadRoutes`), so that it answers even

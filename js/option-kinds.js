@@ -8,7 +8,7 @@ const { constants } = require('node:os');
 
 const UNCATCHABLE = new Set(['SIGKILL', 'SIGSTOP']);
 
-const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+const { isObject } = require('./options');
 
 function milliseconds({ min = 0 } = {}) {
   return {
@@ -153,5 +153,4 @@ module.exports = {
   logLevel,
   serializers,
   unitsOrFunction,
-  isObject,
 };

@@ -13,6 +13,9 @@ function configError(where, option, rule, ErrorType = TypeError) {
   return err;
 }
 
+/** A plain object: not null, not an array. */
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 /** A short, secret-free description of a bad value for error messages. */
 function describe(value) {
   if (value === null) return 'null';
@@ -34,7 +37,7 @@ function describe(value) {
 function readOptions(where, options, spec, context = {}) {
   const entries = Array.isArray(spec.options) ? spec.options : adHocEntries(spec);
   if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  if (!isObject(options)) {
     throw configError(where, 'options', `must be an object (got ${describe(options)})`);
   }
   const known = entries.map((entry) => entry.name);
@@ -75,4 +78,4 @@ function checkSentinel(where, sentinel) {
   return sentinel;
 }
 
-module.exports = { readOptions, configError, checkSentinel, describe };
+module.exports = { readOptions, configError, checkSentinel, isObject };

@@ -8,7 +8,7 @@
 // Collecting the same sentinel with the same labels again is a no-op; a second sentinel needs
 // labels of its own (the same label names, other values), or its series would clash.
 
-const { checkSentinel, configError } = require('./options');
+const { checkSentinel, configError, isObject } = require('./options');
 const { attach, checkConstantLabels } = require('./bridge-labels');
 const { metricCatalog } = require('./native');
 
@@ -23,7 +23,7 @@ const registries = new WeakMap();
 
 function checkLabels(options) {
   if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  if (!isObject(options)) {
     throw configError('collect', 'options', 'must be an object ({ labels })');
   }
   for (const key of Object.keys(options)) {

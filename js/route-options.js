@@ -4,7 +4,9 @@
 // probe. Per probe wins: its `schema` replaces the shared one, its `config` is merged over the
 // shared one.
 
-const PROBES = ['ready', 'live', 'startup'];
+const { isObject } = require('./options');
+
+const PROBE_NAMES = ['ready', 'live', 'startup'];
 const ROUTE_KEYS = ['schema', 'config'];
 
 /** No route options: what each probe route gets when none are given. */
@@ -14,19 +16,19 @@ const probeRouteOptions = {
   rule: '`{ schema, config }`, shared or per probe (`ready`, `live`, `startup`), each an object',
   read(value, fail) {
     const readOne = (obj, allowed, where) => {
-      if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) fail(`${where}must be an object`);
+      if (!isObject(obj)) fail(`${where}must be an object`);
       for (const key of Object.keys(obj)) {
         if (!allowed.includes(key)) fail(`${where}"${key}" is not a route option here (known: ${allowed.join(', ')})`);
       }
       for (const key of ROUTE_KEYS) {
-        if (obj[key] !== undefined && (obj[key] === null || typeof obj[key] !== 'object' || Array.isArray(obj[key]))) {
+        if (obj[key] !== undefined && !isObject(obj[key])) {
           fail(`${where}${key} must be an object`);
         }
       }
     };
-    readOne(value, [...ROUTE_KEYS, ...PROBES], '');
+    readOne(value, [...ROUTE_KEYS, ...PROBE_NAMES], '');
     const perProbe = {};
-    for (const probe of PROBES) {
+    for (const probe of PROBE_NAMES) {
       const own = value[probe] ?? {};
       readOne(own, ROUTE_KEYS, `${probe}: `);
       const schema = own.schema ?? value.schema;
@@ -37,4 +39,4 @@ const probeRouteOptions = {
   },
 };
 
-module.exports = { PROBES, NO_ROUTE_OPTIONS, probeRouteOptions };
+module.exports = { PROBE_NAMES, NO_ROUTE_OPTIONS, probeRouteOptions };

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const { PROBES, FASTIFY_PLUGIN, ADMISSION, SHUTDOWN } = require('../js/options-catalog.js');
 
-export const root = fileURLToPath(new URL('../', import.meta.url));
+const root = fileURLToPath(new URL('../', import.meta.url));
 export const COMMAND = 'node scripts/gen-js-options.mjs';
 
 /** Which interface bodies hold which section's fields: each .d.ts and its sections. */
@@ -33,7 +33,7 @@ const DOC_TABLES = [
 const WIDTH = 100;
 
 /** The default in words: `shown`, else the value's own spelling ('none' for no value). */
-export function defaultText(option) {
+function defaultText(option) {
   if (option.shown !== undefined) return option.shown;
   const value = option.default;
   if (value === undefined || value === null) return 'none';
@@ -45,7 +45,7 @@ export function defaultText(option) {
 }
 
 /** The rule in words: the kind's, and the one checked elsewhere. */
-export function ruleText(option) {
+function ruleText(option) {
   return option.also ? `${option.kind.rule}; ${option.also}` : option.kind.rule;
 }
 
@@ -70,7 +70,7 @@ function jsdoc(indent, text) {
 }
 
 /** A section's fields, each with its doc comment: what it is, its rule, its default. */
-export function typingsBlock(section, indent) {
+function typingsBlock(section, indent) {
   return section.options
     .map((option) => {
       const doc = [sentence(option.doc), sentence(capitalized(ruleText(option))), `Default: ${sentence(defaultText(option))}`].join(' ');
@@ -80,7 +80,7 @@ export function typingsBlock(section, indent) {
 }
 
 /** A table's lines, header included (what goes between its markers). */
-export function docTable(table) {
+function docTable(table) {
   const rows = table.sections.flatMap(({ section, note }) =>
     section.options.map((option) => {
       const name = note ? `\`${option.name}\` ${note}` : `\`${option.name}\``;
@@ -95,7 +95,7 @@ export function docTable(table) {
  * `text` with the lines between the marker lines `begin` and `end` replaced by `body`
  * (`body(indent)`, given the begin marker's indentation).
  */
-export function splice(text, begin, end, body, where) {
+function splice(text, begin, end, body, where) {
   const lines = text.split('\n');
   const first = lines.findIndex((line) => line.trim() === begin);
   const last = lines.findIndex((line, i) => i > first && line.trim() === end);

@@ -66,7 +66,7 @@ pub struct ToldClock(AtomicU64);
 impl ToldClock {
     /// Time is now `at` (since the teller's origin), unless it was told later already.
     pub fn tell(&self, at: Duration) {
-        let nanos = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX);
+        let nanos = crate::numbers::nanos_u64(at);
         self.0.fetch_max(nanos, Ordering::AcqRel);
     }
 }

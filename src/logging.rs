@@ -17,19 +17,11 @@ use crate::rules::{
     Verdict,
 };
 
-/// The tasks a sentinel runs (the refresher's), named for logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Task {
-    Refresh,
-    Transitions,
-}
-
-impl Task {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Task::Refresh => "refresh",
-            Task::Transitions => "transitions",
-        }
+closed_list! {
+    /// The tasks a sentinel runs (the refresher's), named for logs.
+    pub enum Task {
+        Refresh => "refresh",
+        Transitions => "transitions",
     }
 }
 

@@ -17,7 +17,7 @@ mod families;
 
 pub use counters::Metrics;
 pub use exposition::{render_as, Format};
-pub use families::{breaker_families, by_label, single, Family, Gauges};
+pub use families::{breaker_families, by_label, flag, single, Family, Gauges};
 
 #[cfg(test)]
 pub use exposition::render;

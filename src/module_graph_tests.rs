@@ -1,5 +1,6 @@
 //! The top-level modules of `src/` (a file or a folder each) and the `crate::` paths between them
-//! form no circle, and every such use is one the layering of docs/architecture.md allows.
+//! form no circle, and every such use is one the layering of docs/architecture.md allows; and no
+//! source searches through a closed list or sizes a counter array by a bare number.
 //!
 //! Read from the sources, not from rustc: a path is `crate::a…`, a `crate::{a, b…}` group, or
 //! `super::…` climbing to the crate root. Comments and string literals are left out; the crate
@@ -698,4 +699,43 @@ fn the_layering_is_read_from_its_list() {
         ["clock", "numbers"]
     );
     assert!(layers["clock"].is_empty());
+}
+
+/// A list's place is its `index()`: a search through `ALL` (that falls back to slot 0 when
+/// it misses) or a counter array sized by a number instead of the list's `COUNT` is how two
+/// lists drifted apart before.
+#[test]
+fn no_search_through_a_list_and_no_counter_array_of_a_bare_size() {
+    let mut paths = Vec::new();
+    rust_files(&manifest_dir().join("src"), &mut paths);
+    assert!(paths.len() > 50, "the sources were read");
+    let files = paths.into_iter().map(|path| {
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        (path.display().to_string(), text)
+    });
+    let search = ["ALL", ".iter()", ".position("].concat();
+    let bare_size = |line: &str| {
+        let line = line.trim();
+        (line.contains("[Atomic") || line.contains("[[Atomic"))
+            && line
+                .split(';')
+                .skip(1)
+                .any(|size| size.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let mut found = Vec::new();
+    for (path, text) in files {
+        // A search spans up to three lines once formatted: `X::ALL` / `.iter()` / `.position(`.
+        let joined: String = text.split_whitespace().collect();
+        let mut from = 0;
+        while let Some(at) = joined[from..].find(&search) {
+            found.push(format!("{path}: a search through ALL"));
+            from += at + 1;
+        }
+        for (n, line) in text.lines().enumerate() {
+            if bare_size(line) {
+                found.push(format!("{path}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }

@@ -175,7 +175,7 @@ async fn pause(
     let mut plan = Pause::start(shared.now(), draw, &shared.cadence_now());
     loop {
         let wait = plan.wait(
-            shared.refresh_before_lapse(plan.started()),
+            shared.end_before_lapse(plan.started()),
             demand_due(),
             shared.next_budget_change(),
         );

@@ -95,7 +95,7 @@ impl SharedSentinel {
 
     /// When a pause that started at `started` must end before a lease lapses, read now (the
     /// rule: `pause::end_before_lapse`); `None` outside a fleet.
-    pub fn refresh_before_lapse(&self, started: Duration) -> Option<Duration> {
+    pub fn end_before_lapse(&self, started: Duration) -> Option<Duration> {
         let now = self.now();
         self.with_state(|state| {
             let fleet = state.budget().fleet()?;

@@ -27,7 +27,7 @@ use crate::clock::ToldClock;
 use crate::config::parse_circuit_breaker;
 use crate::numbers::{saturating_u32, saturating_u64, u64_as_f64};
 use crate::options::RawValue;
-use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, Permit};
+use crate::rules::breaker::{Breaker, BreakerState, CallOutcome, CallResult, Permit};
 use crate::rules::JsNumber;
 
 /// The numbers `acquire`/`settle` speak. Defined here only: js/breaker.js reads them once at load
@@ -264,11 +264,11 @@ impl BreakerCore {
             })
             .0;
         BreakerStatsObject {
-            successes: u64_as_f64(stats.successes),
-            failures: u64_as_f64(stats.failures - stats.timeouts),
-            timeouts: u64_as_f64(stats.timeouts),
+            successes: u64_as_f64(CallResult::Success.count(&stats)),
+            failures: u64_as_f64(CallResult::Failure.count(&stats)),
+            timeouts: u64_as_f64(CallResult::Timeout.count(&stats)),
             ignored: u64_as_f64(stats.ignored),
-            rejected: u64_as_f64(stats.refused),
+            rejected: u64_as_f64(CallResult::Rejected.count(&stats)),
             stale: u64_as_f64(stats.stale),
             trial_timeouts: u64_as_f64(stats.trial_timeouts),
             opened: u64_as_f64(stats.opened),

@@ -1,5 +1,5 @@
-//! Delivering what the refresher sees to JavaScript: `onTransition` listeners, pending
-//! `whenReady` promises and the `logger` option's lines.
+//! Delivering what the refresher sees to JavaScript: `onTransition` listeners, refresh listeners
+//! (the metrics feed's), pending `whenReady` promises and the `logger` option's lines.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,8 +21,9 @@ use crate::rules::{self, JsType, Status, Verdict};
 use crate::runtime;
 use crate::shared_sentinel::SharedSentinel;
 
-/// JavaScript functions called with an `A`, each under the id that removes it. Touched on the JS
-/// thread only (the lock makes the type shareable, it is never contended).
+/// JavaScript functions called with an `A`, each under the id that removes it. Added, removed and
+/// called on the JS thread; the refresher only asks whether there are any (`tell_refreshed`), so
+/// the lock is held for moments.
 struct Listeners<A: JsValuesTupleIntoVec + 'static> {
     list: Mutex<Vec<(u64, Listener<A>)>>,
 }

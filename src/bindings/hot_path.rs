@@ -89,13 +89,13 @@ impl Method for ReadinessCode {
     type State = ReadinessOut;
     const ARGS: usize = 0;
 
-    fn call(call: &Call, out: &ReadinessOut) -> sys::napi_value {
+    /// Makes no value: the answer is in the cell, and `undefined` is returned.
+    fn call(_call: &Call, out: &ReadinessOut) -> sys::napi_value {
         let readiness = out.shared.readiness();
         out.cell.write(
             readiness_pair(&readiness),
             readiness_age_seconds(&readiness),
         );
-        let _ = call; // nothing to make: the answer is in the cell, `undefined` is returned
         ptr::null_mut()
     }
 }
@@ -103,23 +103,20 @@ impl Method for ReadinessCode {
 /// Status and reason as one small integer, `reason.index() × STATUSES + status.index()`: the
 /// index js/readiness.js looks the pair up by, in the table it builds from
 /// [`readiness_vocabulary`].
-const STATUSES: usize = Status::COUNT;
+#[allow(clippy::cast_possible_truncation, reason = "three statuses fit a u32")]
+const STATUSES: u32 = Status::COUNT as u32;
 
-pub(super) fn readiness_pair(readiness: &Readiness) -> u32 {
-    let pair = readiness.reason.index() * STATUSES + readiness.status.index();
-    u32::try_from(pair).expect("33 pairs fit a u32")
+fn readiness_pair(readiness: &Readiness) -> u32 {
+    u32::from(readiness.reason.code()) * STATUSES + u32::from(readiness.status.code())
 }
 
 /// The evidence age as `readiness()` shows it, in seconds to the millisecond, or
 /// [`readiness_cell::NO_EVIDENCE`].
-pub(super) fn readiness_age_seconds(readiness: &Readiness) -> f64 {
+fn readiness_age_seconds(readiness: &Readiness) -> f64 {
     readiness
         .evidence_age
         .map_or(readiness_cell::NO_EVIDENCE, millisecond_seconds)
 }
-
-/// The key (for `Symbol.for`) of each instance's readiness-code function.
-const READINESS_CODE_KEY: &str = "spend-sentinel.readinessCode";
 
 /// The lists a readiness pair (`readiness_pair` in src/bindings/hot_path.rs) and the admission
 /// codes index: js/readiness.js and
@@ -142,13 +139,12 @@ pub fn readiness_vocabulary() -> ReadinessVocabulary {
             .copied()
             .map(ReadinessReason::from)
             .collect(),
-        code_key: READINESS_CODE_KEY.to_owned(),
+        code_key: readiness_cell::READINESS_KEY.to_owned(),
     }
 }
 
-/// Defines `admit`, `status`, `isServing` and `charge` on `this`, and the readiness-code
-/// function under `Symbol.for(READINESS_CODE_KEY)` (not a public name: `readiness()`, on the
-/// prototype, calls it).
+/// Defines `admit`, `status`, `isServing` and `charge` on `this`, and the readiness function
+/// under `Symbol.for(READINESS_KEY)` (see `readiness_cell`).
 pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Result<()> {
     install_functions(
         env,
@@ -161,17 +157,13 @@ pub fn install(env: &Env, this: &Object<'_>, shared: &Arc<SharedSentinel>) -> Re
             NativeFunction::new::<Charge>(c"charge"),
         ],
     )?;
-    let symbol: Unknown = env.get_global()?.get_named_property("Symbol")?;
-    // SAFETY: `Symbol` is a function, and so an object (napi reads properties of either).
-    let symbol: Object = unsafe { symbol.cast()? };
-    let symbol_for: Function<String, Unknown> = symbol.get_named_property("for")?;
-    let key = symbol_for.call(READINESS_CODE_KEY.to_owned())?;
+    let (cell, key) = ReadinessCell::with_key(env)?;
     let out = Arc::new(ReadinessOut {
         shared: shared.clone(),
-        cell: ReadinessCell::of(env)?,
+        cell,
     });
     let function = NativeFunction::new::<ReadinessCode>(c"readinessCode");
-    install_keyed(env, this, key.raw(), &out, &function)
+    install_keyed(env, this, key, &out, &function)
 }
 
 #[cfg(test)]
@@ -181,10 +173,10 @@ mod tests {
 
     /// What js/readiness.js does with the cell's pair and age: (status, reason, age in seconds).
     fn decode(pair: u32, age: f64) -> (Status, Reason, Option<f64>) {
-        let pair = usize::try_from(pair).unwrap();
+        let (reason, status) = (pair / STATUSES, pair % STATUSES);
         (
-            Status::ALL[pair % STATUSES],
-            Reason::ALL[pair / STATUSES],
+            Status::ALL[usize::try_from(status).unwrap()],
+            Reason::ALL[usize::try_from(reason).unwrap()],
             (age >= 0.0).then_some(age),
         )
     }

@@ -96,16 +96,12 @@ impl From<rules::Reason> for ReadinessReason {
 /// Seconds rounded to the millisecond (half up): readers see `1.929`, not `1.9290391740000001`
 /// (the monotonic clock's nanoseconds are noise to a probe or a dashboard). Rounded in integers:
 /// `readiness()` pays this per call, and a float `round` is a library call.
-#[allow(
-    clippy::cast_precision_loss,
-    reason = "exact below 2^53 ms, 285,000 years"
-)]
 pub(super) fn millisecond_seconds(duration: std::time::Duration) -> f64 {
     let millis = duration
         .as_secs()
         .saturating_mul(1000)
         .saturating_add(u64::from((duration.subsec_nanos() + 500_000) / 1_000_000));
-    millis as f64 / 1000.0
+    u64_as_f64(millis) / 1000.0
 }
 
 /// Time left, in seconds rounded *up* to the millisecond: what is left is never shown as none

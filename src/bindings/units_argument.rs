@@ -18,7 +18,10 @@ use crate::rules::ledger::{self, UnitsArgument};
 /// # Safety
 ///
 /// `env` is the env of a call in progress on this thread and `units` a value of that call.
-pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>) -> Result<f64> {
+pub(super) unsafe fn units_argument(
+    env: sys::napi_env,
+    units: Option<sys::napi_value>,
+) -> Result<f64> {
     // SAFETY: the caller's contract, passed on.
     unsafe { ruled_argument(env, units, ledger::units) }
 }
@@ -30,7 +33,7 @@ pub unsafe fn units_argument(env: sys::napi_env, units: Option<sys::napi_value>)
 /// # Safety
 ///
 /// As [`units_argument`].
-pub unsafe fn ruled_argument(
+pub(super) unsafe fn ruled_argument(
     env: sys::napi_env,
     value: Option<sys::napi_value>,
     rule: impl FnOnce(UnitsArgument) -> std::result::Result<f64, ledger::UnitsError>,
@@ -68,7 +71,10 @@ unsafe fn read_units(env: sys::napi_env, value: sys::napi_value) -> UnitsArgumen
 
 /// `answer(units)` for the call's `units` argument read by [`units_argument`]; when the rule
 /// refuses it, `undefined` with its `TypeError` pending (nothing admitted).
-pub fn with_units(call: &Call, answer: impl FnOnce(f64) -> sys::napi_value) -> sys::napi_value {
+pub(super) fn with_units(
+    call: &Call,
+    answer: impl FnOnce(f64) -> sys::napi_value,
+) -> sys::napi_value {
     // SAFETY: `call` is a call in progress, so its env is live and its argument is its own.
     match unsafe { units_argument(call.env(), call.argument(0)) } {
         Ok(units) => answer(units),
@@ -78,7 +84,7 @@ pub fn with_units(call: &Call, answer: impl FnOnce(f64) -> sys::napi_value) -> s
 
 /// Reads the call's argument `index` (named `argument` in the error) by the recording calls'
 /// units rule and hands it to `record`; a bad one throws and records nothing. Answers `undefined`.
-pub fn record_measured(
+pub(super) fn record_measured(
     call: &Call,
     index: usize,
     argument: &'static str,

@@ -2,12 +2,11 @@
 //! texts: `metrics::catalog`). Labels take closed sets only (modes, error kinds).
 
 use crate::metrics::catalog;
-use crate::metrics::{by_label, single, Family};
+use crate::metrics::{by_label, flag, single, Family};
 use crate::numbers::u64_as_f64;
 use crate::rules::fleet::{ErrorKind, FleetStatus, Mode};
 
 pub fn families(status: &FleetStatus) -> Vec<Family> {
-    let flag = |on: bool| f64::from(u8::from(on));
     vec![
         single(&catalog::FLEET_GRANT, status.grant_units),
         single(&catalog::FLEET_FLOOR, status.floor_units),

@@ -16,12 +16,6 @@ closed_list! {
     }
 }
 
-impl Format {
-    pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.as_str() == name)
-    }
-}
-
 /// `families` in `format`.
 pub fn render_as(families: &[Family], format: Format) -> String {
     match format {

@@ -63,7 +63,7 @@ impl Metrics {
         vec![
             by_label(
                 &catalog::STATUS,
-                Status::ALL.map(|s| (s.as_str(), f64::from(u8::from(s == now)))),
+                Status::ALL.map(|s| (s.as_str(), flag(s == now))),
             ),
             Family::of(
                 &catalog::EVIDENCE_AGE,
@@ -190,11 +190,7 @@ pub fn breaker_families(breakers: &[(String, BreakerState, BreakerStats)]) -> Ve
     for (name, now, stats) in breakers {
         for s in BreakerState::ALL {
             let labels = vec![("name", name.clone()), ("state", s.as_str().into())];
-            state.push(sample(
-                catalog::BREAKER_STATE.name,
-                labels,
-                if s == *now { 1.0 } else { 0.0 },
-            ));
+            state.push(sample(catalog::BREAKER_STATE.name, labels, flag(s == *now)));
         }
         for result in CallResult::ALL {
             let labels = vec![("name", name.clone()), ("result", result.as_str().into())];
@@ -233,6 +229,11 @@ pub fn by_label(
             .map(|(value, number)| sample(spec.name, vec![(label, value.into())], number))
             .collect(),
     )
+}
+
+/// A one-hot or yes/no gauge's value: 1 when `on`, else 0.
+pub fn flag(on: bool) -> f64 {
+    f64::from(u8::from(on))
 }
 
 /// A family without labels: one sample.

@@ -16,7 +16,7 @@ use crate::authority::Check;
 use crate::clock::{Clock, RuntimeClock};
 use crate::rules::breaker::{Breaker, BreakerSettings};
 use crate::rules::budget::fixed::seed_budget;
-use crate::rules::budget::lease::{FleetBudget, FleetShape, Lease};
+use crate::rules::budget::lease::{example_shape, FleetBudget, FleetShape, Lease};
 use crate::rules::evidence::Denial;
 use crate::rules::{
     BudgetSource, Cadence, CadencePlan, Outcome, Readiness, Reason, RefreshCause, SentinelState,
@@ -208,7 +208,10 @@ fn seed_state() -> SentinelState {
 /// b = 400, r = 20, 4 nodes, reserve 0.25: a floor of 25 units, a 1.25 s window (pauses 0.375
 /// to 0.625 s); with a grant of 100 the window is 6.25 s (pauses 1.875 to 3.125 s).
 fn fleet_state(lease: Option<Lease>) -> SentinelState {
-    let mut budget = FleetBudget::new(FleetShape::four_nodes());
+    let mut budget = FleetBudget::new(FleetShape {
+        fleet_ceiling_units: 400.0,
+        ..example_shape()
+    });
     budget.set_lease(lease);
     SentinelState::new(BudgetSource::Fleet(budget))
 }

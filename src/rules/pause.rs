@@ -107,7 +107,7 @@ pub fn end_before_lapse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::budget::lease::{FleetShape, Lease};
+    use crate::rules::budget::lease::{example_shape, FleetShape, Lease};
 
     fn ms(millis: u64) -> Duration {
         Duration::from_millis(millis)
@@ -216,7 +216,10 @@ mod tests {
     /// b = 400, r = 20, 4 nodes, reserve 0.25: a floor's window of 1.25 s (scaled pauses from
     /// 0.375 s); a grant of 100 until `deadline`.
     fn leased_until(deadline: Duration) -> FleetBudget {
-        let mut budget = FleetBudget::new(FleetShape::four_nodes());
+        let mut budget = FleetBudget::new(FleetShape {
+            fleet_ceiling_units: 400.0,
+            ..example_shape()
+        });
         budget.set_lease(Some(Lease {
             grant_units: 100.0,
             deadline,

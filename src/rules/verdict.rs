@@ -24,7 +24,7 @@ pub enum Verdict {
 impl Verdict {
     /// What `inspect` answered, when it answered a string.
     pub fn of_inspect_answer(answer: &str) -> Verdict {
-        match Outcome::ALL.into_iter().find(|o| o.as_str() == answer) {
+        match Outcome::from_name(answer) {
             Some(Outcome::Valid) => Verdict::Valid,
             Some(Outcome::InvalidCredential) => Verdict::Denied(Denial::InvalidCredential),
             Some(Outcome::CapabilityMissing) => Verdict::Denied(Denial::CapabilityMissing),
@@ -102,35 +102,20 @@ closed_list! {
     }
 }
 
-/// A JavaScript value's type as `typeof` names it, with `null` apart (`typeof null` is
-/// `'object'`, which would mislead).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JsType {
-    Undefined,
-    Null,
-    Boolean,
-    Number,
-    BigInt,
-    /// With [`Verdict::BadValue`]: a string that is not one of the four outcomes.
-    String,
-    Symbol,
-    Object,
-    Function,
-}
-
-impl JsType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JsType::Undefined => "undefined",
-            JsType::Null => "null",
-            JsType::Boolean => "boolean",
-            JsType::Number => "number",
-            JsType::BigInt => "bigint",
-            JsType::String => "string",
-            JsType::Symbol => "symbol",
-            JsType::Object => "object",
-            JsType::Function => "function",
-        }
+closed_list! {
+    /// A JavaScript value's type as `typeof` names it, with `null` apart (`typeof null` is
+    /// `'object'`, which would mislead).
+    pub enum JsType {
+        Undefined => "undefined",
+        Null => "null",
+        Boolean => "boolean",
+        Number => "number",
+        BigInt => "bigint",
+        /// With [`Verdict::BadValue`]: a string that is not one of the four outcomes.
+        String => "string",
+        Symbol => "symbol",
+        Object => "object",
+        Function => "function",
     }
 }
 

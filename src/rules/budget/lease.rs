@@ -24,20 +24,6 @@ pub struct FleetShape {
 }
 
 impl FleetShape {
-    /// The tests' four-node fleet: b = 400, r = 20, 4 nodes, reserve 0.25, so a floor of 25
-    /// units (a 1.25 s window) and a pool of 300; leases of 30 s.
-    #[cfg(test)]
-    pub fn four_nodes() -> FleetShape {
-        FleetShape {
-            fleet_ceiling_units: 400.0,
-            max_units_per_second: 20.0,
-            max_nodes: 4,
-            reserve: 0.25,
-            lease: Duration::from_secs(30),
-            max_stale: None,
-        }
-    }
-
     /// floor = b × reserve / maxNodes: usable without Redis, by every node alive.
     pub fn floor_units(&self) -> f64 {
         self.fleet_ceiling_units * self.reserve / f64::from(self.max_nodes)
