@@ -454,10 +454,10 @@ export interface ReadinessVocabulary {
 export type RefreshOutcome = 'valid' | 'invalid_credential' | 'capability_missing' | 'indeterminate'
 
 /**
- * `{ hold, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
+ * `{ hold, record, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
  * made once per sentinel. Internal, like `admissionCodeFunction`.
  */
-export declare function reservationFunctions(sentinel: Sentinel): { hold(units?: number): number; settle(heldUnits: number, actualUnits: number): void }
+export declare function reservationFunctions(sentinel: Sentinel): { hold(units?: number): number; record(heldUnits: number, units: number): number; settle(heldUnits: number, recordedUnits: number, actualUnits: number): void }
 
 /** Passed to `onTransition` listeners whenever the status changes. */
 export interface TransitionEvent {

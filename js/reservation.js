@@ -2,8 +2,8 @@
 // Reservations: units held before work whose size is known only after it (a model's tokens, a
 // streamed export's bytes), settled to the measured figure afterwards. The rule lives in the
 // addon's ledger (src/rules/ledger.rs); this file is the small JavaScript object that remembers
-// what one reservation holds, so a reservation needs no native handle: `reserve`, `extend` and
-// `settle` are one native call each, and a reservation nobody references is simply collected
+// what one reservation holds and has recorded, so a reservation needs no native handle:
+// `reserve`, `extend`, `record` and `settle` are one native call each, and a reservation nobody references is simply collected
 // (its units stay in the ledger, as an unsettled reservation's must).
 
 const SETTLED = 'ERR_SPEND_SENTINEL_SETTLED';
@@ -11,7 +11,7 @@ const SETTLED = 'ERR_SPEND_SENTINEL_SETTLED';
 /** Only `sentinel.reserve()` makes reservations. */
 const MADE_BY_RESERVE = Symbol('spend-sentinel reservation');
 
-/** Per sentinel, its `{ hold, settle }` native functions (made once, on the first `reserve`). */
+/** Per sentinel, its `{ hold, record, settle }` native functions (made once, on the first `reserve`). */
 const FUNCTIONS = new WeakMap();
 
 function settledError(method) {
@@ -21,9 +21,10 @@ function settledError(method) {
 }
 
 class Reservation {
-  /** `{ hold, settle }` of the sentinel that made it. */
+  /** `{ hold, record, settle }` of the sentinel that made it. */
   #native;
   #held;
+  #recorded = 0;
   #settled = false;
 
   constructor(token, native, held) {
@@ -35,6 +36,11 @@ class Reservation {
   /** The units this reservation holds now (0 once settled). */
   get heldUnits() {
     return this.#settled ? 0 : this.#held;
+  }
+
+  /** The units `record` has recorded so far (they stand after the settle). */
+  get recordedUnits() {
+    return this.#recorded;
   }
 
   get settled() {
@@ -54,13 +60,27 @@ class Reservation {
   }
 
   /**
-   * Ends the reservation with the units actually used: the unused part leaves the ledger now
-   * (refunded); the used part, overage included, is recorded as usage of this moment.
+   * Reports `units` the work has already produced: they leave the hold and are recorded as usage
+   * of this moment (beyond the hold, as overage), so the next valid refresh can clear them. Call
+   * it after the work it reports, never before.
+   */
+  record(units) {
+    if (this.#settled) throw settledError('record');
+    // Throws (and changes nothing) when `units` is not a finite number ≥ 0; answers the units
+    // still held.
+    this.#held = this.#native.record(this.#held, units);
+    this.#recorded += units;
+  }
+
+  /**
+   * Ends the reservation with its whole usage (`record`ed units included): the new part is
+   * recorded as usage of this moment, overage included; what is still held beyond it leaves the
+   * ledger now (refunded). Below the recorded units nothing is taken back.
    */
   settle(actualUnits) {
     if (this.#settled) throw settledError('settle');
     // Throws (and changes nothing) when `actualUnits` is not a finite number ≥ 0.
-    this.#native.settle(this.#held, actualUnits);
+    this.#native.settle(this.#held, this.#recorded, actualUnits);
     this.#settled = true;
   }
 
@@ -75,7 +95,7 @@ class Reservation {
 
   /** `util.inspect` / `console.log` show what it holds (private fields are invisible otherwise). */
   [Symbol.for('nodejs.util.inspect.custom')]() {
-    return `Reservation { heldUnits: ${this.heldUnits}, settled: ${this.#settled} }`;
+    return `Reservation { heldUnits: ${this.heldUnits}, recordedUnits: ${this.#recorded}, settled: ${this.#settled} }`;
   }
 }
 

@@ -22,7 +22,6 @@ use crate::logging::Task;
 use crate::rules::breaker::{Breaker, BreakerSettings, BreakerState};
 use crate::rules::fleet::FleetEvent;
 use crate::rules::pause::{Pause, PauseEnd};
-use crate::rules::refresh_on_demand::DemandLimit;
 use crate::rules::sentinel_state::Lifecycle;
 use crate::rules::{Outcome, Readiness, RefreshCause, Status, Verdict};
 use crate::runtime;
@@ -105,8 +104,8 @@ async fn refresh_loop(
     mut breaker: Option<Breaker>,
     mut draws: Draws,
 ) {
-    let mut demand_limit = DemandLimit::default();
     loop {
+        let started = shared.now();
         let Some(ticket) = shared.with_state(|state| state.refresh_sent(shared.now())) else {
             return;
         };
@@ -151,14 +150,13 @@ async fn refresh_loop(
         let breaker_open = breaker
             .as_mut()
             .is_some_and(|b| b.state(shared.now()) == BreakerState::Open);
-        let demand_due = || shared.demand_refresh_due(&demand_limit, Some(outcome), breaker_open);
+        let demand_due = || shared.demand_refresh_due(started, Some(outcome), breaker_open);
         let ended = tokio::select! {
             biased;
             _ = shared.until_closed() => return,
             ended = pause(&shared, draws.uniform(), demand_due) => ended,
         };
         if ended == PauseEnd::OnDemand {
-            demand_limit.started(shared.now());
             shared.metrics.refreshed_on_demand();
         }
     }

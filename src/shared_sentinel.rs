@@ -14,7 +14,7 @@ use crate::metrics::{Gauges, Metrics};
 use crate::rules::budget::lease::Lease;
 use crate::rules::pause::end_before_lapse;
 use crate::rules::readiness_holds::{HoldId, HoldName, Released};
-use crate::rules::refresh_on_demand::{DemandInputs, DemandLimit};
+use crate::rules::refresh_on_demand::{demand_due, DemandInputs};
 use crate::rules::sentinel_state::{Admitted, Recorded};
 use crate::rules::{
     Cadence, CadencePlan, Outcome, Readiness, Reason, Refusal, SentinelState, Status,
@@ -125,11 +125,11 @@ impl SharedSentinel {
         }
     }
 
-    /// When the next refresh should start on demand, if it should (see
-    /// `DemandLimit::due`), with the ledger and node budget of now.
+    /// When the next refresh should start on demand, if it should (see `demand_due`), with the
+    /// ledger and node budget of now; the previous refresh started at `previous_start`.
     pub fn demand_refresh_due(
         &self,
-        limit: &DemandLimit,
+        previous_start: Duration,
         last_outcome: Option<Outcome>,
         breaker_open: bool,
     ) -> Option<Duration> {
@@ -140,8 +140,9 @@ impl SharedSentinel {
             node_budget_units: state.node_budget_units(now),
             last_outcome,
             breaker_open,
+            previous_start,
         });
-        limit.due(&inputs, now)
+        demand_due(&inputs, now)
     }
 
     fn budget_did_change(&self) {
@@ -197,9 +198,22 @@ impl SharedSentinel {
         self.admit_with(units, SentinelState::try_hold)
     }
 
-    /// A reservation holding `held` units settled at `actual` (see `SentinelState::settle`).
-    pub fn settle(&self, held: f64, actual: f64) {
-        self.record_with(|state, now| state.settle(held, actual, now));
+    /// A reservation holding `held` units, having recorded `recorded`, settled at `actual` units
+    /// in all (see `SentinelState::settle`).
+    pub fn settle(&self, held: f64, recorded: f64, actual: f64) {
+        self.record_with(|state, now| state.settle(held, recorded, actual, now));
+    }
+
+    /// A reservation holding `held` units reports `units` already produced (see
+    /// `SentinelState::record`); answers the units it still holds.
+    pub fn record(&self, held: f64, units: f64) -> f64 {
+        let mut held_after = held;
+        self.record_with(|state, now| {
+            let (recorded, left) = state.record(held, units, now);
+            held_after = left;
+            recorded
+        });
+        held_after
     }
 
     /// `charge(units)`: usage spent without an admission (see `SentinelState::charge`).

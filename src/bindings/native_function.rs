@@ -17,7 +17,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 
 /// The most arguments a [`Method`] may read.
-const MAX_ARGS: usize = 2;
+const MAX_ARGS: usize = 3;
 
 /// The body of a native function: safe code that reads its call and its state.
 pub(super) trait Method {

@@ -1,10 +1,10 @@
-//! The native half of reservations (docs/api.md, Reservations): the two functions
-//! js/reservation.js calls for `reserve`, `extend` and `settle` (`charge(units)`, which needs no
-//! reservation, is on each instance: `hot_path`).
+//! The native half of reservations (docs/api.md, Reservations): the three functions
+//! js/reservation.js calls for `reserve`, `extend`, `record` and `settle` (`charge(units)`, which
+//! needs no reservation, is on each instance: `hot_path`).
 //!
 //! A reservation is a small JavaScript object (js/reservation.js) that remembers the units it
 //! holds; the ledger keeps only their sum. So there is no native handle per reservation, nothing
-//! to finalize, and `reserve` / `settle` are one native call each, carried like `admit` by
+//! to finalize, and `reserve` / `record` / `settle` are one native call each, carried like `admit` by
 //! functions whose data pointer is the sentinel (see `native_function`).
 
 use napi::bindgen_prelude::*;
@@ -38,33 +38,58 @@ impl Method for Hold {
     }
 }
 
-/// `settle(heldUnits, actualUnits)`: ends a reservation that held `heldUnits` (the count
-/// js/reservation.js keeps, never a user's value). `actualUnits` is required: a bad one throws
-/// and changes nothing.
-struct Settle;
+/// `record(heldUnits, units)`: a reservation that holds `heldUnits` (the count js/reservation.js
+/// keeps, never a user's value) reports `units` already produced; answers the units it still
+/// holds. `units` is required: a bad one throws and changes nothing.
+struct Record;
 
-impl Method for Settle {
+impl Method for Record {
     type State = SharedSentinel;
     const ARGS: usize = 2;
 
     fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
-        record_measured(call, 1, "actualUnits", |actual| {
-            // Never absent in practice; 0 would leave the held units in the ledger (safe side).
-            let held = call.number_argument(0).unwrap_or(0.0);
-            shared.settle(held, actual);
+        let mut held = None;
+        record_measured(call, 1, "units", |units| {
+            held = Some(shared.record(held_units(call), units));
+        });
+        held.map_or(std::ptr::null_mut(), |held| call.number(held))
+    }
+}
+
+/// `settle(heldUnits, recordedUnits, actualUnits)`: ends a reservation that holds `heldUnits`
+/// and recorded `recordedUnits` so far (both counts js/reservation.js keeps); `actualUnits` is
+/// its whole usage, required: a bad one throws and changes nothing.
+struct Settle;
+
+impl Method for Settle {
+    type State = SharedSentinel;
+    const ARGS: usize = 3;
+
+    fn call(call: &Call, shared: &SharedSentinel) -> sys::napi_value {
+        record_measured(call, 2, "actualUnits", |actual| {
+            // Never absent in practice; 0 recorded counts the whole actual as new (safe side).
+            let recorded = call.number_argument(1).unwrap_or(0.0);
+            shared.settle(held_units(call), recorded, actual);
         })
     }
 }
 
-/// `{ hold, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
+/// The reservation's held units, argument 0: never absent in practice; 0 would leave the held
+/// units in the ledger (the safe side).
+fn held_units(call: &Call) -> f64 {
+    call.number_argument(0).unwrap_or(0.0)
+}
+
+/// `{ hold, record, settle }` for `sentinel`: the native calls of its reservations (js/reservation.js),
 /// made once per sentinel. Internal, like `admissionCodeFunction`.
 #[napi(
-    ts_return_type = "{ hold(units?: number): number; settle(heldUnits: number, actualUnits: number): void }"
+    ts_return_type = "{ hold(units?: number): number; record(heldUnits: number, units: number): number; settle(heldUnits: number, recordedUnits: number, actualUnits: number): void }"
 )]
 pub fn reservation_functions<'env>(env: &'env Env, sentinel: &Sentinel) -> Result<Object<'env>> {
     let mut functions = Object::new(env)?;
     for (name, function) in [
         ("hold", NativeFunction::new::<Hold>(c"hold")),
+        ("record", NativeFunction::new::<Record>(c"record")),
         ("settle", NativeFunction::new::<Settle>(c"settle")),
     ] {
         let value = create_function(env, sentinel.shared(), &function)?;

@@ -9,8 +9,9 @@ use std::fmt;
 ///   only those recorded *before its request was sent*; those recorded while it was in flight
 ///   are not covered by its answer and stay.
 /// - **Held** units (open reservations): the work they pay for is still running, so no answer
-///   clears them; they leave only when their reservation settles, which refunds the unused part
-///   at once and records the used part at that moment.
+///   clears them; they leave when the reservation reports work already produced (`record`,
+///   recorded at that moment) or settles, which refunds the unused part at once and records
+///   the new usage at that moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
     recorded: f64,
@@ -36,6 +37,25 @@ pub fn settlement(held: f64, actual: f64) -> Settlement {
         refunded: (held - actual).max(0.0),
         overage: (actual - held).max(0.0),
     }
+}
+
+/// The usage a settle adds: `actual` is the reservation's whole usage, and the `recorded` part
+/// was recorded already (by `record`). Settling below what was recorded takes nothing back:
+/// recorded usage was spent and stands.
+pub fn new_usage(recorded: f64, actual: f64) -> f64 {
+    (actual - recorded).max(0.0)
+}
+
+/// What reporting `units` of produced work does to a reservation holding `held`: they leave the
+/// hold (as far as it goes) and the rest is overage; nothing is refunded. Answers the units
+/// still held, and the settlement (overage only).
+pub fn recording(held: f64, units: f64) -> (f64, Settlement) {
+    let from_hold = units.min(held);
+    let overage = Settlement {
+        refunded: 0.0,
+        overage: units - from_hold,
+    };
+    ((held - from_hold).max(0.0), overage)
 }
 
 /// What JavaScript passed as `units` (to `admit`, `refusalReason`, `reserve`, `extend`,
@@ -130,19 +150,34 @@ impl Ledger {
     /// A reservation holding `held` units settled at `actual`: they leave the held units, and
     /// `actual` is recorded now (a refresh already in flight does not clear it).
     pub fn settle(&mut self, held: f64, actual: f64) -> Settlement {
-        // The caller settles each reservation once with what it holds (js/reservation.js keeps
-        // the count and the settled flag); more would take units other reservations hold.
-        debug_assert!(
-            held <= self.held * (1.0 + 1e-9) + 1e-9,
-            "settling {held} of {}",
-            self.held
-        );
-        // max(0): float rounding must never turn held units into credit.
-        self.held = (self.held - held).max(0.0);
+        self.release_held(held);
         self.recorded += actual;
         // A refund can take the ledger below what a charge covered; covering less errs safe.
         self.covered = self.covered.min(self.exposure());
         settlement(held, actual)
+    }
+
+    /// `units` of one reservation's hold leave the held units.
+    fn release_held(&mut self, units: f64) {
+        // The caller releases only what its reservation holds (js/reservation.js keeps the count
+        // and the settled flag); more would take units other reservations hold.
+        debug_assert!(
+            units <= self.held * (1.0 + 1e-9) + 1e-9,
+            "releasing {units} of {}",
+            self.held
+        );
+        // max(0): float rounding must never turn held units into credit.
+        self.held = (self.held - units).max(0.0);
+    }
+
+    /// A reservation holding `held` units reports `units` already produced: they leave the held
+    /// units and are recorded now, so a `valid` answer to a refresh sent after this clears them,
+    /// exactly as settled usage. Answers the units the reservation still holds.
+    pub fn record(&mut self, held: f64, units: f64) -> (f64, Settlement) {
+        let (held_after, settlement) = recording(held, units);
+        self.release_held(held - held_after);
+        self.recorded += units;
+        (held_after, settlement)
     }
 
     /// The recorded units at the moment a refresh request is sent; hand it back to
@@ -246,6 +281,70 @@ mod tests {
         let after = ledger.mark();
         ledger.verified_up_to(after);
         assert_eq!(ledger.exposure(), 0.0);
+    }
+
+    #[test]
+    fn recorded_work_leaves_the_hold_and_counts_from_the_record() {
+        // Node budget 200, the contract's example: reserve 40; record 30; a refresh sent after
+        // that answers valid; extend 30; record 35; settle at 66.
+        let mut ledger = Ledger::default();
+        ledger.hold(40.0);
+        let (held, recorded) = ledger.record(40.0, 30.0);
+        assert_eq!((held, recorded), (10.0, Settlement::default()));
+        assert_eq!((ledger.held(), ledger.exposure()), (10.0, 40.0));
+        let after_record = ledger.mark();
+        ledger.verified_up_to(after_record);
+        assert_eq!(
+            ledger.exposure(),
+            10.0,
+            "the recorded 30 cleared, the held 10 stay"
+        );
+        ledger.hold(30.0);
+        let (held, _) = ledger.record(40.0, 35.0);
+        assert_eq!((held, ledger.exposure()), (5.0, 40.0));
+        let settled = ledger.settle(held, new_usage(65.0, 66.0));
+        assert_eq!(
+            settled,
+            Settlement {
+                refunded: 4.0,
+                overage: 0.0
+            }
+        );
+        assert_eq!((ledger.held(), ledger.exposure()), (0.0, 36.0));
+    }
+
+    #[test]
+    fn a_record_sent_after_a_refresh_is_not_cleared_by_its_answer() {
+        let mut ledger = Ledger::default();
+        ledger.hold(50.0);
+        let in_flight = ledger.mark();
+        ledger.record(50.0, 20.0);
+        ledger.verified_up_to(in_flight);
+        assert_eq!((ledger.held(), ledger.exposure()), (30.0, 50.0));
+    }
+
+    #[test]
+    fn work_recorded_beyond_the_hold_is_overage() {
+        let mut ledger = Ledger::default();
+        ledger.hold(10.0);
+        let (held, settlement) = ledger.record(10.0, 25.0);
+        assert_eq!(
+            (held, settlement.overage, settlement.refunded),
+            (0.0, 15.0, 0.0)
+        );
+        assert_eq!((ledger.held(), ledger.exposure()), (0.0, 25.0));
+    }
+
+    #[test]
+    fn settling_below_what_was_recorded_takes_nothing_back() {
+        assert_eq!(new_usage(30.0, 10.0), 0.0);
+        assert_eq!(new_usage(30.0, 30.0), 0.0);
+        assert_eq!(new_usage(30.0, 31.5), 1.5);
+        let mut ledger = Ledger::default();
+        ledger.hold(40.0);
+        let (held, _) = ledger.record(40.0, 30.0);
+        let settled = ledger.settle(held, new_usage(30.0, 10.0));
+        assert_eq!((settled.refunded, ledger.exposure()), (10.0, 30.0));
     }
 
     #[test]

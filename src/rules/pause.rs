@@ -55,7 +55,7 @@ impl Pause {
     }
 
     /// What to wait for, given when a refresh must go out before a lease lapses
-    /// ([`end_before_lapse`]), when one is due on demand (`DemandLimit::due`), and when the
+    /// ([`end_before_lapse`]), when one is due on demand (`refresh_on_demand::demand_due`), and when the
     /// budget next changes by time alone. A lapse only ever shortens the pause, for good: the
     /// evidence must be fresh before the deadline however the window changes meanwhile.
     pub fn wait(

@@ -1,18 +1,19 @@
-//! Refresh on demand (README, The refresh cadence): when the ledger reaches half the node
-//! budget after a `valid` answer, the next refresh starts at once instead of after its pause, so
-//! that traffic above r renews the evidence (and clears the ledger) before the budget is spent.
-//! After any other outcome the usual pause applies: a failing or rate-limiting authority is
-//! never hammered. At most [`MAX_DEMAND_REFRESHES`] start in any [`DEMAND_PERIOD`].
+//! Refresh on demand (README, The refresh cadence): when the units a `valid` answer could clear
+//! reach half of what the open reservations leave of the node budget, after a `valid` answer,
+//! the next refresh starts at once instead of after its pause, so that traffic above r renews
+//! the evidence (and clears the ledger) before the budget is spent. After any other outcome the
+//! usual pause applies: a failing or rate-limiting authority is never hammered. A refresh on
+//! demand starts no sooner than [`DEMAND_SPACING`] after the previous refresh started: evenly
+//! spaced, never a burst (a burst of ten answered together clears no more than one would, then
+//! leaves the rest of the second with no refresh to clear what streams go on recording).
 
 use std::time::Duration;
 
 use super::evidence::Outcome;
 
-/// At most this many demand refreshes start in any [`DEMAND_PERIOD`].
-pub const MAX_DEMAND_REFRESHES: usize = 10;
-
-/// The sliding period of the demand refreshes' limit: one second.
-pub const DEMAND_PERIOD: Duration = Duration::from_secs(1);
+/// A refresh on demand starts at least this long after the previous refresh started: at most
+/// ten a second, evenly spaced.
+pub const DEMAND_SPACING: Duration = Duration::from_millis(100);
 
 /// Whether the ledger has reached half the node budget: the point at which a refresh is wanted
 /// now. Only recorded units (plain admissions, settled usage) can be cleared by a refresh; the
@@ -38,43 +39,22 @@ pub struct DemandInputs {
     pub last_outcome: Option<Outcome>,
     /// The refresh breaker (`refresh.breaker`) is open.
     pub breaker_open: bool,
+    /// When the previous refresh started (of any cause).
+    pub previous_start: Duration,
 }
 
-/// The start times of the latest demand refreshes: at most [`MAX_DEMAND_REFRESHES`] a period.
-#[derive(Debug, Clone, Default)]
-pub struct DemandLimit {
-    /// A ring of the latest starts, `next` the slot of the oldest once it is full.
-    starts: [Option<Duration>; MAX_DEMAND_REFRESHES],
-    next: usize,
-}
-
-impl DemandLimit {
-    /// The earliest moment, not before `now`, at which one more demand refresh keeps the limit.
-    pub fn earliest(&self, now: Duration) -> Duration {
-        match self.starts[self.next] {
-            Some(oldest) => now.max(oldest + DEMAND_PERIOD),
-            None => now,
-        }
-    }
-
-    /// A demand refresh started at `at`.
-    pub fn started(&mut self, at: Duration) {
-        self.starts[self.next] = Some(at);
-        self.next = (self.next + 1) % MAX_DEMAND_REFRESHES;
-    }
-
-    /// When the next refresh should start on demand, given the inputs of `now`: `None` when
-    /// it should not (the ledger under half the node budget, a last outcome other than `valid`,
-    /// an open breaker); else now, or later when the limit says so.
-    pub fn due(&self, inputs: &DemandInputs, now: Duration) -> Option<Duration> {
-        let wanted = half_spent(
-            inputs.recorded_units,
-            inputs.held_units,
-            inputs.node_budget_units,
-        ) && inputs.last_outcome == Some(Outcome::Valid)
-            && !inputs.breaker_open;
-        wanted.then(|| self.earliest(now))
-    }
+/// When the next refresh should start on demand, given the inputs of `now`: `None` when it
+/// should not (the clearable units under half of what the holds leave, a last outcome other
+/// than `valid`, an open breaker); else now, or [`DEMAND_SPACING`] after the previous start
+/// when that is later.
+pub fn demand_due(inputs: &DemandInputs, now: Duration) -> Option<Duration> {
+    let wanted = half_spent(
+        inputs.recorded_units,
+        inputs.held_units,
+        inputs.node_budget_units,
+    ) && inputs.last_outcome == Some(Outcome::Valid)
+        && !inputs.breaker_open;
+    wanted.then(|| now.max(inputs.previous_start + DEMAND_SPACING))
 }
 
 #[cfg(test)]
@@ -85,7 +65,7 @@ mod tests {
         Duration::from_millis(millis)
     }
 
-    /// Node budget 500: half spent at 250.
+    /// Node budget 500: half spent at 250; the previous refresh started long ago.
     fn spent(exposure_units: f64) -> DemandInputs {
         DemandInputs {
             recorded_units: exposure_units,
@@ -93,20 +73,20 @@ mod tests {
             node_budget_units: 500.0,
             last_outcome: Some(Outcome::Valid),
             breaker_open: false,
+            previous_start: Duration::ZERO,
         }
     }
 
     #[test]
     fn due_at_once_from_half_the_node_budget_after_a_valid_answer() {
-        let limit = DemandLimit::default();
-        assert_eq!(limit.due(&spent(249.9), ms(5)), None);
-        assert_eq!(limit.due(&spent(250.0), ms(5)), Some(ms(5)));
-        assert_eq!(limit.due(&spent(600.0), ms(5)), Some(ms(5)), "overage too");
+        let now = ms(500);
+        assert_eq!(demand_due(&spent(249.9), now), None);
+        assert_eq!(demand_due(&spent(250.0), now), Some(now));
+        assert_eq!(demand_due(&spent(600.0), now), Some(now), "overage too");
     }
 
     #[test]
     fn never_after_another_outcome_or_before_any() {
-        let limit = DemandLimit::default();
         for outcome in [
             None,
             Some(Outcome::Indeterminate),
@@ -117,7 +97,7 @@ mod tests {
                 last_outcome: outcome,
                 ..spent(400.0)
             };
-            assert_eq!(limit.due(&inputs, ms(5)), None, "{outcome:?}");
+            assert_eq!(demand_due(&inputs, ms(500)), None, "{outcome:?}");
         }
     }
 
@@ -127,7 +107,7 @@ mod tests {
             breaker_open: true,
             ..spent(400.0)
         };
-        assert_eq!(DemandLimit::default().due(&inputs, ms(5)), None);
+        assert_eq!(demand_due(&inputs, ms(500)), None);
     }
 
     #[test]
@@ -149,39 +129,41 @@ mod tests {
     }
 
     #[test]
-    fn at_most_ten_start_in_any_second() {
-        let mut limit = DemandLimit::default();
-        let mut now = ms(1000);
-        let mut starts = Vec::new();
-        // Always wanted: take each refresh as soon as the limit allows, for 5 s.
-        loop {
-            let at = limit.due(&spent(400.0), now).unwrap();
-            if at >= ms(6000) {
-                break;
-            }
-            limit.started(at);
-            starts.push(at);
-            now = at + ms(1);
-        }
-        for (i, start) in starts.iter().enumerate() {
-            let in_period = starts[i..]
-                .iter()
-                .take_while(|t| **t < *start + DEMAND_PERIOD)
-                .count();
-            assert!(
-                in_period <= MAX_DEMAND_REFRESHES,
-                "{in_period} from {start:?}"
-            );
-        }
+    fn no_sooner_than_100_ms_after_the_previous_start_whatever_its_cause() {
+        let after = |previous: u64, now: u64| {
+            let inputs = DemandInputs {
+                previous_start: ms(previous),
+                ..spent(400.0)
+            };
+            demand_due(&inputs, ms(now))
+        };
+        assert_eq!(after(1000, 1030), Some(ms(1100)), "30 ms in: waits 70 more");
+        assert_eq!(after(1000, 1100), Some(ms(1100)));
         assert_eq!(
-            &starts[..10],
-            (0..10).map(|i| ms(1000 + i)).collect::<Vec<_>>()
+            after(1000, 1250),
+            Some(ms(1250)),
+            "long enough ago: at once"
         );
-        assert_eq!(
-            starts[10],
-            ms(2000),
-            "the 11th waits for the 1st to leave the period"
-        );
-        assert_eq!(starts.len(), 50, "ten a second, no fewer");
+    }
+
+    #[test]
+    fn always_wanted_gives_evenly_spaced_starts_never_a_burst() {
+        // Each refresh answers at once and the ledger is always past half: ten a second, each
+        // exactly 100 ms after the previous, none closer.
+        let mut previous_start = ms(1000);
+        let mut starts = vec![previous_start];
+        while previous_start < ms(2000) {
+            let inputs = DemandInputs {
+                previous_start,
+                ..spent(400.0)
+            };
+            previous_start = demand_due(&inputs, previous_start + ms(1)).unwrap();
+            starts.push(previous_start);
+        }
+        let gaps: Vec<_> = starts
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]))
+            .collect();
+        assert_eq!(gaps, vec![DEMAND_SPACING; 10]);
     }
 }

@@ -1,10 +1,13 @@
 //! The reservations' guarantee (docs/api.md, Reservations), as a property test over random
-//! interleavings of admit, reserve, extend, settle, charge and refresh sends and answers of every
-//! outcome (one in flight at a time).
+//! interleavings of admit, reserve, extend, record, settle, charge and refresh sends and answers
+//! of every outcome (one in flight at a time).
 //!
 //! The expected ledger comes from an independent model, an event log indexed by a step counter
-//! that knows nothing of how [`Ledger`] keeps its sums. The same harness runs two naive ledgers,
-//! each with one plausible mistake, to show that the check catches them.
+//! that knows nothing of how [`Ledger`] keeps its sums. The spend bound is checked for every
+//! instant T the guarantee speaks of: every T after which no refresh sent after T has answered
+//! `valid`. A `record` is taken to follow the work it reports (the contract's condition), so the
+//! units it reports were spent out of what was held or admitted before it. The same harness
+//! runs naive ledgers, each with one plausible mistake, to show that the check catches them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -14,7 +17,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner
 
 use super::budget::fixed::{compute_budget, seed_input, BudgetInput};
 use super::evidence::Outcome;
-use super::ledger::Ledger;
+use super::ledger::{new_usage, Ledger};
 use super::sentinel_state::{RefreshTicket, SentinelState};
 
 /// B: the node budget of every case. An admission may see less (a fleet budget shrinking).
@@ -25,13 +28,15 @@ type Step = usize;
 
 /// One generated operation; the harness pairs each with the node budget of its moment.
 /// Reservation operations pick an open one by `pick % open count` (oldest first), so that a
-/// sequence stays meaningful however shrinking cuts it; a settle is at `usage × held`, usage in
-/// [0, 2] (refunds and overage alike); time passing matters to the sentinel state only.
+/// sequence stays meaningful however shrinking cuts it; a settle is at `usage × (held +
+/// recorded)`, usage in [0, 2] (below what was recorded, refunds and overage alike); a record's
+/// units may pass what is held (overage); time passing matters to the sentinel state only.
 #[derive(Debug, Clone, Copy)]
 enum Op {
     Admit { units: f64 },
     Reserve { units: f64 },
     Extend { pick: usize, units: f64 },
+    Record { pick: usize, units: f64 },
     Settle { pick: usize, usage: f64 },
     Charge(f64),
     Send,
@@ -49,9 +54,15 @@ enum Event {
         budget: f64,
         into: Option<Step>,
     },
+    Record {
+        id: Step,
+        held: f64,
+        units: f64,
+    },
     Settle {
         id: Step,
         held: f64,
+        recorded: f64,
         actual: f64,
     },
     Charge(f64),
@@ -88,17 +99,24 @@ struct StepTotals {
     refunded: f64,
     overage: f64,
     held_after: f64,
-    valid_landed: bool,
+}
+
+/// One open reservation, as the contract's words describe it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Open {
+    held: f64,
+    /// Units it reported with `record`.
+    recorded: f64,
 }
 
 /// The contract, written from the reservation rules' words (docs/api.md) rather than from `Ledger`.
 #[derive(Default)]
 struct Model {
-    /// Units recorded at a step: plain admissions, charges, and settled usage (at the settle,
-    /// not at the reservation's start).
+    /// Units recorded at a step: plain admissions, charges, reported work (at the record) and
+    /// settled usage (at the settle, not at the reservation's start).
     recorded: Vec<(Step, f64)>,
-    /// Open reservations: id → units held.
-    open: BTreeMap<Step, f64>,
+    /// Open reservations by id.
+    open: BTreeMap<Step, Open>,
     /// The send step of the refresh in flight.
     in_flight: Option<Step>,
     /// The send step of the latest refresh that answered `valid`.
@@ -110,7 +128,7 @@ struct Model {
 
 impl Model {
     fn held(&self) -> f64 {
-        self.open.values().sum()
+        self.open.values().map(|open| open.held).sum()
     }
 
     /// (Units recorded after the evidence time) + (units open reservations hold).
@@ -139,13 +157,19 @@ impl Model {
             Op::Admit { units } => admit(units, None),
             Op::Reserve { units } => admit(units, Some(step)),
             Op::Extend { pick, units } => admit(units, Some(self.pick_open(pick)?)),
+            Op::Record { pick, units } => {
+                let id = self.pick_open(pick)?;
+                let held = self.open[&id].held;
+                Some(Event::Record { id, held, units })
+            }
             Op::Settle { pick, usage } => {
                 let id = self.pick_open(pick)?;
-                let held = self.open[&id];
+                let Open { held, recorded } = self.open[&id];
                 Some(Event::Settle {
                     id,
                     held,
-                    actual: usage * held,
+                    recorded,
+                    actual: usage * (held + recorded),
                 })
             }
             Op::Charge(units) => Some(Event::Charge(units)),
@@ -173,14 +197,29 @@ impl Model {
                 totals.admitted += units;
                 match into {
                     None => self.recorded.push((step, units)),
-                    Some(id) => *self.open.entry(id).or_default() += units,
+                    Some(id) => self.open.entry(id).or_default().held += units,
                 }
             }
-            Event::Settle { id, held, actual } => {
+            Event::Record { id, held, units } => {
+                // Produced work leaves the hold, as far as it goes; the rest is overage.
+                let open = self.open.get_mut(&id).expect("an open reservation");
+                open.held = (held - units).max(0.0);
+                open.recorded += units;
+                self.recorded.push((step, units)); // at the record
+                totals.overage += (units - held).max(0.0);
+            }
+            Event::Settle {
+                id,
+                held,
+                recorded,
+                actual,
+            } => {
                 self.open.remove(&id);
-                self.recorded.push((step, actual)); // at the settle
-                totals.refunded += (held - actual).max(0.0);
-                totals.overage += (actual - held).max(0.0);
+                // The whole usage, of which `recorded` is counted already and stands.
+                let new = (actual - recorded).max(0.0);
+                self.recorded.push((step, new)); // at the settle
+                totals.refunded += (held - new).max(0.0);
+                totals.overage += (new - held).max(0.0);
             }
             Event::Charge(units) => {
                 self.recorded.push((step, units));
@@ -190,7 +229,7 @@ impl Model {
             Event::RefreshAnswered(outcome) => {
                 let sent = self.in_flight.take();
                 if outcome == Outcome::Valid {
-                    (self.evidence_time, totals.valid_landed) = (sent, true);
+                    self.evidence_time = sent;
                 }
             }
             Event::AdvanceMillis(_) => {}
@@ -198,10 +237,12 @@ impl Model {
     }
 
     /// Ends the step and checks the ledger under test against it, then the spend bound: for
-    /// every earlier T with no valid answer landing after it, (units held at T + admitted after
-    /// T − refunded after T) ≤ B + overage after T. The units held at T count because a stream
-    /// open at T (at a revocation, say) can still spend them; the bound is only the stronger.
-    fn finish_step(&mut self, exposure: f64) -> Result<(), String> {
+    /// every earlier T after which no refresh sent after T has answered `valid` (so far), (units
+    /// held at T + admitted after T − refunded after T) ≤ B + overage after T. The units held
+    /// at T count because a stream open at T (at a revocation, say) can still spend them; the
+    /// bound is only the stronger. Every T from the latest valid answer's send on qualifies,
+    /// those before it are vouched for by that answer.
+    fn finish_step(&mut self, exposure: f64, oracle: Oracle) -> Result<(), String> {
         let exposure = exposure + 0.0; // an empty sum is -0.0: read it as 0
         let held_after = self.held();
         let totals = std::mem::take(&mut self.this_step);
@@ -210,7 +251,7 @@ impl Model {
             ..totals
         });
         let expected = self.expected_ledger();
-        if !close_enough(exposure, expected) {
+        if oracle == Oracle::Whole && !close_enough(exposure, expected) {
             return Err(format!("ledger {exposure} != model {expected}"));
         }
         let (mut admitted, mut refunded, mut overage) = (0.0, 0.0, 0.0);
@@ -225,8 +266,8 @@ impl Model {
                     "spend bound from T = step {t}: held {held} + {spent} > B + overage {overage}"
                 ));
             }
-            if at_t.valid_landed {
-                break; // for earlier T, this valid answer landed after them
+            if self.evidence_time.is_some_and(|sent| t <= sent) {
+                break; // for earlier T, a refresh sent after them answered valid
             }
             admitted += at_t.admitted;
             refunded += at_t.refunded;
@@ -236,9 +277,18 @@ impl Model {
     }
 }
 
+/// What [`check`] holds a ledger to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Oracle {
+    /// The ledger equals the model's, each admission fits it, and the spend bound holds.
+    Whole,
+    /// The spend bound alone: what a user is promised, whatever the ledger keeps inside.
+    SpendBoundOnly,
+}
+
 /// Runs `ops` (each with the node budget of its moment) on a fresh `L` and the model, checking
-/// The reservations' guarantee after every step; a violation is described, not panicked.
-fn check<L: LedgerUnderTest>(ops: &[(Op, f64)]) -> Result<(), String> {
+/// the reservations' guarantee after every step; a violation is described, not panicked.
+fn check<L: LedgerUnderTest>(ops: &[(Op, f64)], oracle: Oracle) -> Result<(), String> {
     let (mut ledger, mut model) = (L::default(), Model::default());
     model.log.push(StepTotals::default()); // step 0: nothing held yet
     for (step, &(op, budget)) in (1..).zip(ops) {
@@ -248,13 +298,16 @@ fn check<L: LedgerUnderTest>(ops: &[(Op, f64)]) -> Result<(), String> {
             .resolve(op, step, budget)
             .filter(|event| ledger.apply(step, *event));
         if let Some(event) = applied {
-            if let Event::Admit { units, budget, .. } = event {
+            if let (Event::Admit { units, budget, .. }, Oracle::Whole) = (event, oracle) {
                 model.check_admission(units, budget).map_err(violation)?;
             }
             model.record(step, event);
         }
-        model.finish_step(ledger.exposure()).map_err(violation)?;
-        let (held, expected) = (ledger.held(), model.held());
+        model
+            .finish_step(ledger.exposure(), oracle)
+            .map_err(violation)?;
+        let held = ledger.held().filter(|_| oracle == Oracle::Whole);
+        let (held, expected) = (held, model.held());
         if let Some(held) = held.filter(|held| !close_enough(*held, expected)) {
             return Err(violation(format!("held {held} != model {expected}")));
         }
@@ -276,7 +329,13 @@ impl LedgerUnderTest for RealLedger {
             Event::Admit { units, budget, .. } if !ledger.fits(units, budget) => return false,
             Event::Admit { units, into, .. } if into.is_none() => ledger.add(units),
             Event::Admit { units, .. } => ledger.hold(units),
-            Event::Settle { held, actual, .. } => _ = ledger.settle(held, actual),
+            Event::Record { held, units, .. } => _ = ledger.record(held, units),
+            Event::Settle {
+                held,
+                recorded,
+                actual,
+                ..
+            } => _ = ledger.settle(held, new_usage(recorded, actual)),
             Event::Charge(units) => ledger.add(units),
             Event::RefreshSent => self.in_flight_mark = Some(ledger.mark()),
             Event::RefreshAnswered(outcome) => {
@@ -298,37 +357,58 @@ impl LedgerUnderTest for RealLedger {
 }
 
 /// The contract as one might first write it: entries (step, units, reservation id); a `valid`
-/// answer to a refresh sent at step t drops the entries before t. Each switch is a mistake;
-/// with both off, it keeps the contract.
+/// answer to a refresh sent at step t drops the entries before t. `MISTAKE` picks one plausible
+/// mistake ([`NO_MISTAKE`]: it keeps the contract).
 #[derive(Default)]
-struct Naive<const HELD_UNITS_ARE_ENTRIES: bool, const USAGE_FROM_START: bool> {
+struct Naive<const MISTAKE: u8> {
     entries: Vec<(Step, f64, Option<Step>)>,
     held: f64,
     sent_at: Option<Step>,
 }
 
+const NO_MISTAKE: u8 = 0;
 /// Naive A: held units are entries like any other, so a `valid` answer clears open reservations.
-type ValidAnswerClearsHeld = Naive<true, false>;
+type ValidAnswerClearsHeld = Naive<1>;
 /// Naive B: held units stay until the settle, but the used units are entered at the
 /// reservation's start, so a refresh sent between its start and its settle clears them.
-type UsageCountsFromStart = Naive<false, true>;
+type UsageCountsFromStart = Naive<2>;
+/// Naive C: `record` lets the reported units leave the hold without recording them.
+type RecordClearsTheHoldOnly = Naive<3>;
+/// Naive D: reported units are entered at the reservation's start, so an answer to a refresh
+/// sent before the `record` clears them.
+type RecordCountsFromStart = Naive<4>;
 
-impl<const HELD_UNITS_ARE_ENTRIES: bool, const USAGE_FROM_START: bool> LedgerUnderTest
-    for Naive<HELD_UNITS_ARE_ENTRIES, USAGE_FROM_START>
-{
+impl<const MISTAKE: u8> LedgerUnderTest for Naive<MISTAKE> {
     fn apply(&mut self, step: Step, event: Event) -> bool {
+        let held_are_entries = MISTAKE == 1;
         match event {
             Event::Admit { units, budget, .. } if self.exposure() + units > budget => return false,
-            Event::Admit { units, into, .. } if into.is_some() && !HELD_UNITS_ARE_ENTRIES => {
+            Event::Admit { units, into, .. } if into.is_some() && !held_are_entries => {
                 self.held += units;
             }
             Event::Admit { units, into, .. } => self.entries.push((step, units, into)),
-            Event::Settle { id, held, actual } => {
+            Event::Record { id, held, units } => {
+                let from_hold = units.min(held);
+                match held_are_entries {
+                    true => self.entries.push((step, -from_hold, Some(id))),
+                    false => self.held -= from_hold,
+                }
+                let at = if MISTAKE == 4 { id } else { step };
+                if MISTAKE != 3 {
+                    self.entries.push((at, units, None));
+                }
+            }
+            Event::Settle {
+                id,
+                held,
+                recorded,
+                actual,
+            } => {
                 // Its entries, as far as a valid answer left them, or its held units.
                 self.entries.retain(|(_, _, of)| *of != Some(id));
-                self.held -= if HELD_UNITS_ARE_ENTRIES { 0.0 } else { held };
-                let at = if USAGE_FROM_START { id } else { step };
-                self.entries.push((at, actual, None));
+                self.held -= if held_are_entries { 0.0 } else { held };
+                let at = if MISTAKE == 2 { id } else { step };
+                self.entries.push((at, (actual - recorded).max(0.0), None));
             }
             Event::Charge(units) => self.entries.push((step, units, None)),
             Event::RefreshSent => self.sent_at = Some(step),
@@ -379,7 +459,13 @@ impl LedgerUnderTest for StateUnderTest {
                 return state.try_admit(units, now).is_ok()
             }
             Event::Admit { units, .. } => return state.try_hold(units, now).is_ok(),
-            Event::Settle { held, actual, .. } => _ = state.settle(held, actual, now),
+            Event::Record { held, units, .. } => _ = state.record(held, units, now),
+            Event::Settle {
+                held,
+                recorded,
+                actual,
+                ..
+            } => _ = state.settle(held, recorded, actual, now),
             Event::Charge(units) => _ = state.charge(units, now),
             Event::RefreshSent => self.in_flight = state.refresh_sent(now),
             Event::RefreshAnswered(outcome) => {
@@ -416,6 +502,7 @@ fn ops(shrinking: bool) -> impl Strategy<Value = Vec<(Op, f64)>> {
         3 => units().prop_map(|units| Op::Admit { units }),
         3 => units().prop_map(|units| Op::Reserve { units }),
         2 => (0..8usize, units()).prop_map(|(pick, units)| Op::Extend { pick, units }),
+        3 => (0..8usize, units()).prop_map(|(pick, units)| Op::Record { pick, units }),
         3 => (0..8usize, usage).prop_map(|(pick, usage)| Op::Settle { pick, usage }),
         1 => units().prop_map(Op::Charge),
         2 => Just(Op::Send),
@@ -439,13 +526,13 @@ fn fast_config(cases: u32) -> Config {
 
 /// Searches the same interleavings (a fixed seed: repeatable) for one that `L` fails, shrunk to
 /// a minimal one, and prints it for `cargo test -- --nocapture`.
-fn counterexample<L: LedgerUnderTest>(name: &str, cases: u32) -> Option<String> {
+fn counterexample<L: LedgerUnderTest>(name: &str, cases: u32, oracle: Oracle) -> Option<String> {
     let mut config = fast_config(cases);
     config.failure_persistence = None;
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::XorShift));
     let found = runner.run(&ops(true), |ops| {
-        check::<L>(&ops).map_err(TestCaseError::fail)
+        check::<L>(&ops, oracle).map_err(TestCaseError::fail)
     });
     let Err(TestError::Fail(_, mut ops)) = found else {
         return None;
@@ -454,12 +541,12 @@ fn counterexample<L: LedgerUnderTest>(name: &str, cases: u32) -> Option<String> 
     let mut index = 0;
     while index < ops.len() {
         let without = [&ops[..index], &ops[index + 1..]].concat();
-        match check::<L>(&without) {
+        match check::<L>(&without, oracle) {
             Err(_) => ops = without,
             Ok(()) => index += 1,
         }
     }
-    let violation = check::<L>(&ops).expect_err("the shrunk sequence fails");
+    let violation = check::<L>(&ops, oracle).expect_err("the shrunk sequence fails");
     eprintln!("{name} caught on {ops:?}\n  {violation}");
     Some(violation)
 }
@@ -471,7 +558,7 @@ proptest! {
     /// shrinking as a fleet's may.
     #[test]
     fn the_real_ledger_keeps_the_guarantee(ops in ops(true)) {
-        check::<RealLedger>(&ops).map_err(TestCaseError::fail)?;
+        check::<RealLedger>(&ops, Oracle::Whole).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -482,23 +569,41 @@ proptest! {
     /// exposure and reserved units follow the model after every step.
     #[test]
     fn the_sentinel_state_keeps_the_guarantee(ops in ops(false)) {
-        check::<StateUnderTest>(&ops).map_err(TestCaseError::fail)?;
+        check::<StateUnderTest>(&ops, Oracle::Whole).map_err(TestCaseError::fail)?;
     }
 }
 
 #[test]
 fn naive_a_valid_answer_clearing_open_reservations_is_caught() {
-    assert!(counterexample::<ValidAnswerClearsHeld>("naive A", 2000).is_some());
+    assert!(counterexample::<ValidAnswerClearsHeld>("naive A", 2000, Oracle::Whole).is_some());
 }
 
 #[test]
 fn naive_b_settled_usage_counted_from_the_reservation_start_is_caught() {
-    assert!(counterexample::<UsageCountsFromStart>("naive B", 2000).is_some());
+    assert!(counterexample::<UsageCountsFromStart>("naive B", 2000, Oracle::Whole).is_some());
 }
 
-/// The control: the search finds nothing in the timestamped ledger without either mistake, so
+/// The record mistakes break the promise itself, not only the model's bookkeeping: the spend
+/// bound alone, checked at every T the guarantee names, catches each.
+#[test]
+fn naive_c_a_record_that_clears_the_hold_without_recording_is_caught() {
+    assert!(counterexample::<RecordClearsTheHoldOnly>("naive C", 2000, Oracle::Whole).is_some());
+    let broken = counterexample::<RecordClearsTheHoldOnly>("naive C", 2000, Oracle::SpendBoundOnly);
+    assert!(broken.is_some_and(|v| v.contains("spend bound")));
+}
+
+#[test]
+fn naive_d_recorded_units_cleared_by_an_answer_sent_before_the_record_are_caught() {
+    assert!(counterexample::<RecordCountsFromStart>("naive D", 2000, Oracle::Whole).is_some());
+    let broken = counterexample::<RecordCountsFromStart>("naive D", 2000, Oracle::SpendBoundOnly);
+    assert!(broken.is_some_and(|v| v.contains("spend bound")));
+}
+
+/// The control: the search finds nothing in the timestamped ledger without the mistakes, so
 /// the naive ones are caught for their mistake, not for keeping entries.
 #[test]
 fn the_timestamped_ledger_without_the_mistakes_passes() {
-    assert!(counterexample::<Naive<false, false>>("the timestamped ledger", 500).is_none());
+    assert!(
+        counterexample::<Naive<NO_MISTAKE>>("the timestamped ledger", 500, Oracle::Whole).is_none()
+    );
 }

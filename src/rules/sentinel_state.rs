@@ -7,7 +7,7 @@ use super::budget::lease::{FleetBudget, Lease};
 use super::budget::BudgetSource;
 use super::evidence::{Evidence, Outcome};
 use super::fleet::Local;
-use super::ledger::{settlement, Ledger, Settlement};
+use super::ledger::{new_usage, settlement, Ledger, Settlement};
 use super::readiness::{evaluate, Readiness, ReadinessInputs, Reason, Status};
 use super::readiness_holds::{HoldId, HoldName, ReadinessHolds, Released};
 use super::refresh_on_demand::half_spent;
@@ -166,11 +166,27 @@ impl SentinelState {
         self.ledger.recorded()
     }
 
-    /// A reservation holding `held` units ends, having used `actual`: the unused part leaves
-    /// the ledger now, the used part (overage included) is recorded now. Never refuses, closed
-    /// or not: the work is done and must be counted.
-    pub fn settle(&mut self, held: f64, actual: f64, now: Duration) -> Recorded {
-        self.record_with(now, |ledger| ledger.settle(held, actual))
+    /// A reservation holding `held` units, having recorded `recorded` so far, ends with `actual`
+    /// units used in all: the unused part of the hold leaves the ledger now, the new usage
+    /// (`actual − recorded`, overage included) is recorded now. Never refuses, closed or not:
+    /// the work is done and must be counted.
+    pub fn settle(&mut self, held: f64, recorded: f64, actual: f64, now: Duration) -> Recorded {
+        self.record_with(now, |ledger| {
+            ledger.settle(held, new_usage(recorded, actual))
+        })
+    }
+
+    /// A reservation holding `held` units reports `units` of work already produced: they leave
+    /// the hold and are recorded now (beyond the hold, as overage). Never refuses, closed or
+    /// not. Answers what it did and the units the reservation still holds.
+    pub fn record(&mut self, held: f64, units: f64, now: Duration) -> (Recorded, f64) {
+        let mut held_after = held;
+        let recorded = self.record_with(now, |ledger| {
+            let (left, settlement) = ledger.record(held, units);
+            held_after = left;
+            settlement
+        });
+        (recorded, held_after)
     }
 
     /// Usage spent without an admission (`charge(units)`): recorded now, all of it overage.
@@ -410,7 +426,7 @@ mod tests {
         assert!(state.try_hold(100.0, ms(10)).is_ok());
         let ticket = state.refresh_sent(ms(20)).unwrap();
         assert!(state.try_hold(50.0, ms(30)).is_ok());
-        let recorded = state.settle(100.0, 0.0, ms(40));
+        let recorded = state.settle(100.0, 0.0, 0.0, ms(40));
         assert_eq!(recorded.settlement.refunded, 100.0);
         state.refresh_answered(ticket, Outcome::Valid);
         assert_eq!(
@@ -431,7 +447,7 @@ mod tests {
             "open: a valid answer leaves it"
         );
         assert!(state.try_hold(40.0, ms(30)).is_ok());
-        state.settle(100.0, 50.0, ms(40));
+        state.settle(100.0, 0.0, 50.0, ms(40));
         assert_eq!(
             (state.exposure_units(), state.reserved_units()),
             (50.0, 0.0)
@@ -446,7 +462,7 @@ mod tests {
         verified_at(&mut state, ms(0));
         assert!(state.try_hold(100.0, ms(10)).is_ok());
         let ticket = state.refresh_sent(ms(20)).unwrap();
-        let recorded = state.settle(100.0, 150.0, ms(30));
+        let recorded = state.settle(100.0, 0.0, 150.0, ms(30));
         assert_eq!(recorded.settlement.overage, 50.0);
         assert!(!recorded.spent_changed);
         state.refresh_answered(ticket, Outcome::Valid);
@@ -454,6 +470,49 @@ mod tests {
         let charged = state.charge(60.0, ms(40));
         assert!(charged.spent_changed, "210 of 200: budget_exhausted");
         assert_eq!(state.readiness(ms(40)).reason, Reason::BudgetExhausted);
+    }
+
+    /// The reservations' worked example (docs/api.md), step by step, on a node budget of 200.
+    #[test]
+    fn a_stream_that_records_its_chunks_holds_only_what_it_has_not_produced() {
+        let mut state = budget_of_200();
+        verified_at(&mut state, ms(0));
+        assert!(state.try_hold(40.0, ms(10)).is_ok(), "reserve 40");
+        let (_, held) = state.record(40.0, 30.0, ms(20));
+        assert_eq!((held, state.exposure_units()), (10.0, 40.0), "record 30");
+        verified_at(&mut state, ms(30));
+        assert_eq!(
+            state.exposure_units(),
+            10.0,
+            "a refresh sent after the record clears it"
+        );
+        assert!(state.try_hold(30.0, ms(40)).is_ok(), "extend 30");
+        let (_, held) = state.record(40.0, 35.0, ms(50));
+        assert_eq!((held, state.exposure_units()), (5.0, 40.0), "record 35");
+        let settled = state.settle(5.0, 65.0, 66.0, ms(60));
+        assert_eq!(
+            (settled.settlement.refunded, settled.settlement.overage),
+            (4.0, 0.0),
+            "settle at 66: 1 more recorded, 4 refunded"
+        );
+        assert_eq!(
+            (state.exposure_units(), state.reserved_units()),
+            (36.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn a_record_past_the_hold_is_overage_and_may_spend_the_budget() {
+        let mut state = budget_of_200();
+        verified_at(&mut state, ms(0));
+        assert!(state.try_hold(150.0, ms(10)).is_ok());
+        let (recorded, held) = state.record(150.0, 210.0, ms(20));
+        assert_eq!((held, recorded.settlement.overage), (0.0, 60.0));
+        assert!(recorded.spent_changed, "210 of 200: budget_exhausted");
+        state.close();
+        let (recorded, _) = state.record(0.0, 5.0, ms(30));
+        assert_eq!(recorded.settlement.overage, 5.0, "recorded after close too");
+        assert_eq!(state.exposure_units(), 215.0);
     }
 
     #[test]
@@ -470,7 +529,7 @@ mod tests {
             Reason::BudgetExhausted
         );
         state.close();
-        state.settle(200.0, 20.0, ms(2));
+        state.settle(200.0, 0.0, 20.0, ms(2));
         state.charge(5.0, ms(2));
         assert_eq!(state.exposure_units(), 25.0, "recorded after close too");
         assert!(state.try_hold(0.0, ms(3)).is_err());
@@ -582,7 +641,7 @@ mod tests {
             "20 recorded: half of the 40 the reservation leaves"
         );
         verified_at(&mut state, ms(4));
-        let settled = state.settle(60.0, 10.0, ms(4));
+        let settled = state.settle(60.0, 0.0, 10.0, ms(4));
         assert!(!settled.reached_half);
         assert!(
             state.charge(45.0, ms(5)).reached_half,
