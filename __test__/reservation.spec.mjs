@@ -1,6 +1,8 @@
 // Reservations (docs/api.md): `reserve` holds units before work whose size is known only after
-// it, `extend` holds more, `settle` records what was used (refunding the rest or counting the
-// overage), `release` settles at 0; `charge` records usage spent without an admission. Through
+// it, `extend` holds more, `record` reports work already produced (it leaves the hold and counts
+// from that moment), `settle` records the rest of the whole usage (refunding what is still held,
+// or counting the overage), `release` settles at 0; `charge` records usage spent without an
+// admission. Through
 // the package entry, on a sentinel whose every refresh the test holds and answers: the test knows
 // when each refresh was sent (its inspect call) and when its answer landed (the next inspect
 // call, which the refresh loop makes only after applying the answer), so every ledger figure
@@ -168,6 +170,9 @@ describe('reserve, extend, settle, release', () => {
       ['settle again with bad units', () => r.settle(-1)],
       ['extend', () => r.extend(1)],
       ['extend()', () => r.extend()],
+      ['record', () => r.record(1)],
+      ['record(0)', () => r.record(0)],
+      ['record with bad units', () => r.record(-1)],
     ]) {
       const err = catchError(call);
       assert.ok(err instanceof TypeError, `${what}: a TypeError (${err})`);
@@ -215,17 +220,93 @@ describe('bad units throw ERR_SPEND_SENTINEL_UNITS and change nothing', () => {
     assert.equal(r.heldUnits, 8);
   });
 
-  test('settle and charge (units required: undefined is refused too)', async () => {
+  test('record, settle and charge (units required: undefined is refused too)', async () => {
     const { sentinel } = await ready();
     const r = sentinel.reserve(7);
     for (const [label, units] of [...NOT_UNITS, ['undefined', undefined]]) {
+      assertRefused(sentinel, r, `record(${label})`, () => r.record(units), 'units', units);
       assertRefused(sentinel, r, `settle(${label})`, () => r.settle(units), 'actualUnits', units);
       assertRefused(sentinel, r, `charge(${label})`, () => sentinel.charge(units), 'units', units);
     }
+    assertRefused(sentinel, r, 'record()', () => r.record(), 'units', undefined);
     assertRefused(sentinel, r, 'settle()', () => r.settle(), 'actualUnits', undefined);
     assertRefused(sentinel, r, 'charge()', () => sentinel.charge(), 'units', undefined);
+    assert.equal(r.recordedUnits, 0, 'no refused record counted');
     r.settle(7);
     assert.deepEqual(ledger(sentinel), { exposure: 7, reserved: 0 }, 'a good settle after the refused ones');
+  });
+});
+
+describe('record: work already produced leaves the hold and counts from that moment (node budget 200)', () => {
+  test('reserve 40; record 30; a refresh sent after the record answers valid → 10; extend 30; record 35 → 40; settle at 66 → 1 more, 4 refunded, 36', async () => {
+    const refreshes = await ready();
+    const { sentinel } = refreshes;
+    const r = sentinel.reserve(40);
+    r.record(30);
+    assert.deepEqual([r.heldUnits, r.recordedUnits], [10, 30]);
+    assert.deepEqual(ledger(sentinel), { exposure: 40, reserved: 10 });
+    await refreshes.answer('valid'); // sent before the record
+    assert.deepEqual(ledger(sentinel), { exposure: 40, reserved: 10 }, 'an answer to a refresh sent before the record does not clear it');
+    await refreshes.answer('valid'); // sent after the record
+    assert.deepEqual(ledger(sentinel), { exposure: 10, reserved: 10 }, 'the recorded 30 cleared, the 10 held stay');
+    assert.equal(r.extend(30), true);
+    r.record(35);
+    assert.deepEqual([r.heldUnits, r.recordedUnits], [5, 65]);
+    assert.deepEqual(ledger(sentinel), { exposure: 40, reserved: 5 });
+    r.settle(66);
+    assert.deepEqual([r.heldUnits, r.recordedUnits, r.settled], [0, 65, true]);
+    assert.deepEqual(ledger(sentinel), { exposure: 36, reserved: 0 });
+    assert.deepEqual(reservationFamilies(scrapeText(sentinel)), { reserved: 0, refunded: 4, overage: 0 });
+  });
+
+  test('recorded past the hold is overage; settling below what was recorded takes nothing back and refunds the hold', async () => {
+    const refreshes = await ready();
+    const { sentinel } = refreshes;
+    const over = sentinel.reserve(10);
+    over.record(25);
+    assert.deepEqual([over.heldUnits, over.recordedUnits], [0, 25]);
+    assert.equal(over.extend(5), true, 'a reservation whose hold is spent can still extend');
+    over.settle(25); // the whole usage: nothing new, the 5 refunded
+    const under = sentinel.reserve(50);
+    under.record(20);
+    under.settle(5); // below what was recorded: the 20 stand, the 30 held are refunded
+    assert.deepEqual(ledger(sentinel), { exposure: 45, reserved: 0 });
+    assert.deepEqual(reservationFamilies(scrapeText(sentinel)), { reserved: 0, refunded: 35, overage: 15 });
+    await refreshes.answer('valid'); // sent before every record
+    assert.equal(sentinel.exposureUnits, 45);
+    await refreshes.answer('valid');
+    assert.equal(sentinel.exposureUnits, 0, 'recorded usage leaves like settled usage');
+  });
+
+  test('streams that record each chunk hold one chunk each: refreshes keep them going where holding whole answers is cut short', async () => {
+    const refreshes = await ready();
+    const { sentinel } = refreshes;
+    // Five streams of 16-unit chunks, each extending one chunk ahead: 80 held, and 80 recorded
+    // a round until a refresh sent after the records clears them.
+    const streams = Array.from({ length: 5 }, () => sentinel.reserve(16));
+    assert.ok(streams.every(Boolean), 'premise: all reserved');
+    for (let round = 1; round <= 4; round++) {
+      for (const r of streams) {
+        r.record(16); // the chunk was sent
+        assert.equal(r.extend(16), true, `round ${round}: the next chunk fits`);
+      }
+      assert.deepEqual(ledger(sentinel), { exposure: 160, reserved: 80 }, `round ${round}`);
+      await refreshes.answer('valid'); // sent before this round's records
+      await refreshes.answer('valid'); // sent after them: clears them
+      assert.deepEqual(ledger(sentinel), { exposure: 80, reserved: 80 }, `after round ${round}`);
+    }
+    for (const r of streams) r.settle(r.recordedUnits);
+    assert.deepEqual(ledger(sentinel), { exposure: 0, reserved: 0 }, 'each settled at what it recorded: the next chunk refunded');
+
+    // The same streams holding their whole answer until the settle: the second round is refused.
+    const holding = Array.from({ length: 5 }, () => sentinel.reserve(16));
+    const cut = [];
+    for (let round = 1; round <= 2; round++) {
+      for (const r of holding) if (!r.extend(16)) cut.push(round);
+      await refreshes.answer('valid');
+      await refreshes.answer('valid');
+    }
+    assert.deepEqual(cut, [2, 2, 2], 'three of five cut short in round 2 (160 + 16 + 16 of 200), the authority healthy');
   });
 });
 
@@ -365,8 +446,11 @@ describe('after close, and who may make a reservation', () => {
     released.release();
     sentinel.charge(3);
     assert.deepEqual(ledger(sentinel), { exposure: 63, reserved: 5 }, 'recorded after close: 55 + 3 + the 5 still held');
+    extended.record(2);
+    assert.deepEqual([extended.heldUnits, extended.recordedUnits], [3, 2]);
+    assert.deepEqual(ledger(sentinel), { exposure: 63, reserved: 3 }, 'record after close: 2 move from held to recorded');
     assert.equal(sentinel.admit(0), false, 'nothing admitted');
-    assert.deepEqual(reservationFamilies(scrapeText(sentinel)), { reserved: 5, refunded: 10, overage: 18 });
+    assert.deepEqual(reservationFamilies(scrapeText(sentinel)), { reserved: 3, refunded: 10, overage: 18 });
   });
 
   test('a reservation of one sentinel settles in its own ledger only', async () => {
