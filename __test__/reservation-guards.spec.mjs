@@ -1,7 +1,8 @@
 // The admission guard's `settle` option (usage known only after the work), through real Express 5
 // and Fastify 5 servers and real HTTP clients: the guard reserves before the route, the route
-// extends the reservation per chunk, and the guard settles it at what `settle(req, res)` answers
-// once the response has finished or the connection closed. Every behaviour runs on both.
+// extends the reservation per chunk (and may `record` each chunk once written), and the guard
+// settles it at what `settle(req, res)` answers, the whole usage, once the response has finished
+// or the connection closed. Every behaviour runs on both.
 //
 // The sentinel has had one valid refresh and its later refreshes never answer (after 5 s they end
 // indeterminate, which clears nothing), with a 10 s window: the ledger moves only through what the
@@ -14,6 +15,7 @@ import { createRequire } from 'node:module';
 import { Readable, pipeline } from 'node:stream';
 import { request as get } from './helpers/frameworks.mjs';
 import { catchError, deferred, fastOptions, scriptedAuthority, sentinelPool, sequence, withTimeout } from './helpers/wait.mjs';
+import { readExposition, valueOf } from './helpers/exposition.mjs';
 
 const require = createRequire(import.meta.url);
 const { Sentinel } = require('../js/main.js');
@@ -60,19 +62,19 @@ async function withoutEvidence() {
   return sentinel;
 }
 
-/** What the route records per request, keyed by the framework's request (`settle` reads it). */
-const USAGE = new WeakMap();
-const recordedFor = (req) => USAGE.get(req).units;
+/** Each request as the route saw it (see `handled`), keyed by the framework's request (`settle` reads it). */
+const SEEN = new WeakMap();
 
 /**
- * One request as the route saw it: `{ req, res, reservation, usage, closed }`. `closed` resolves
- * on the raw response's 'close', whose listener is added after the guard's: once it resolves, the
- * guard has done whatever it does at the end of the response.
+ * One request as the route saw it: `{ req, res, reservation, usage, closed }`, `usage.units`
+ * being what the route counted it used. `closed` resolves on the raw response's 'close', whose
+ * listener is added after the guard's: once it resolves, the guard has done whatever it does at
+ * the end of the response.
  */
 function handled(list, req, res, reservation, raw) {
   const usage = { units: 0 };
-  USAGE.set(req, usage);
   const seen = { req, res, reservation, usage, closed: withTimeout(once(raw, 'close'), WAIT_MS, 'the response to close') };
+  SEEN.set(req, seen);
   list.push(seen);
   return seen;
 }
@@ -148,7 +150,7 @@ const FRAMEWORKS = [
   },
 ];
 
-const pinoLine = ({ msg, err, heldUnits }) => ({ msg, err: err?.message, heldUnits });
+const pinoLine = ({ msg, err, recordedUnits, heldUnits }) => ({ msg, err: err?.message, recordedUnits, heldUnits });
 
 function served(server, list, errorLogs, stop) {
   return {
@@ -169,17 +171,40 @@ async function startApp(fw, sentinel, options, body, { before = [], observe = (g
   return app;
 }
 
-/** `settle` that answers what the route recorded and keeps each call `{ req, res, units }`. */
-function recordedSettle() {
+/**
+ * `settle` that answers what the route counted, plus `extra` (a part of the usage the route did
+ * not count, or, below 0, a figure short of it), and keeps each call `{ req, res, units }`; with
+ * `sentinel`, also what the reservation had recorded and held then, and the sentinel's `ledger`.
+ */
+function recordedSettle({ extra = 0, sentinel } = {}) {
   const calls = [];
   const called = deferred();
   const settle = (req, res) => {
-    const units = recordedFor(req);
-    calls.push({ req, res, units });
+    const { usage, reservation } = SEEN.get(req);
+    const units = usage.units + extra;
+    const call = { req, res, units };
+    if (sentinel) Object.assign(call, { recorded: reservation.recordedUnits, held: reservation.heldUnits, ledger: ledgerOf(sentinel) });
+    calls.push(call);
     called.resolve(units);
     return units;
   };
   return { settle, calls, called: () => withTimeout(called.promise, WAIT_MS, 'the guard to call settle') };
+}
+
+/**
+ * The sentinel's exposure, and from its `metrics()` text the units open reservations hold and the
+ * units refunded and recorded as overage so far (the held units are the read-out's).
+ */
+function ledgerOf(sentinel) {
+  const families = readExposition(sentinel.metrics());
+  const reserved = valueOf(families, 'spend_sentinel_reserved_units');
+  assert.equal(reserved, sentinel.reservedUnits, 'spend_sentinel_reserved_units is reservedUnits');
+  return {
+    exposure: sentinel.exposureUnits,
+    reserved,
+    refunded: valueOf(families, 'spend_sentinel_refunded_units_total'),
+    overage: valueOf(families, 'spend_sentinel_overage_units_total'),
+  };
 }
 
 // Route bodies.
@@ -205,20 +230,54 @@ async function* oneChunk({ usage }) {
   yield 'chunk 0\n';
 }
 
-const chunksOf = (text) => text.split('\n').filter((line) => line !== '');
-
-function assertServed(res, chunks) {
-  assert.equal(res.status, 200, `${res.status} ${res.text}`);
-  assert.deepEqual(chunksOf(res.text), Array.from({ length: chunks }, (_, i) => `chunk ${i}`));
+/**
+ * At most `chunks` chunks, extending before each after the first, and recording each chunk's cost
+ * once it is written; then the line that tells the client why the stream ended: `finish_reason:
+ * stop`, or `finish_reason: budget` when an extend was refused (never a normal end). With
+ * `recorded` (a deferred), resolves it after the last record instead and waits for the client to
+ * leave.
+ */
+function recordingChunks(chunks, recorded) {
+  return async function* recording({ reservation, usage, closed }) {
+    for (let chunk = 0; chunk < chunks; chunk += 1) {
+      if (chunk > 0 && !reservation.extend(CHUNK_UNITS)) {
+        yield 'finish_reason: budget\n';
+        return;
+      }
+      yield `chunk ${chunk}\n`;
+      usage.units += CHUNK_COST;
+      reservation.record(CHUNK_COST);
+    }
+    if (recorded === undefined) {
+      yield 'finish_reason: stop\n';
+      return;
+    }
+    recorded.resolve();
+    await closed;
+  };
 }
 
-/** Opens GET `url` with node:http and destroys the request once the first body bytes arrive. */
-async function leaveAfterFirstChunk(url) {
+const chunksOf = (text) => text.split('\n').filter((line) => line !== '');
+
+/** A 200 whose body is `chunks` chunks, then, with `finish`, the line `finish_reason: <finish>`. */
+function assertServed(res, chunks, finish) {
+  assert.equal(res.status, 200, `${res.status} ${res.text}`);
+  const lines = Array.from({ length: chunks }, (_, i) => `chunk ${i}`);
+  if (finish !== undefined) lines.push(`finish_reason: ${finish}`);
+  assert.deepEqual(chunksOf(res.text), lines);
+}
+
+/**
+ * Opens GET `url` with node:http and destroys the request once the first body bytes arrive and
+ * `after` has resolved; answers those first bytes.
+ */
+async function leaveAfterFirstChunk(url, after) {
   const req = http.get(url);
   req.on('error', () => {}); // destroying it is the point
   const [res] = await withTimeout(once(req, 'response'), WAIT_MS, 'the response headers');
   assert.equal(res.statusCode, 200);
   const [first] = await withTimeout(once(res, 'data'), WAIT_MS, 'the first chunk');
+  await after;
   req.destroy();
   return String(first);
 }
@@ -262,6 +321,82 @@ for (const fw of FRAMEWORKS) {
       assert.deepEqual(app.errorLogs, []);
     });
 
+    // A stream reserves 10, extends 10 before each chunk after the first and records each chunk's
+    // 7 once written. `extra` is what the whole usage `settle` answers adds to the recorded units
+    // (a closing part the route did not record, or a figure short of them); `atSettle` is the
+    // ledger when the guard calls `settle`, `settled` the ledger afterwards.
+    const FOUR_CHUNKS = { chunks: 4, finish: 'stop', atSettle: { exposure: 40, reserved: 12, refunded: 0, overage: 0 } };
+    const RECORDING_STREAMS = [
+      {
+        label: 'ends by itself; its whole usage is 5 more than it recorded, which refunds 7 of the 12 held',
+        ...FOUR_CHUNKS,
+        extra: 5,
+        settled: { exposure: 33, reserved: 0, refunded: 7, overage: 0 },
+      },
+      {
+        label: 'ends by itself; its whole usage is 20 more than it recorded, 8 above the 12 held',
+        ...FOUR_CHUNKS,
+        extra: 20,
+        settled: { exposure: 48, reserved: 0, refunded: 0, overage: 8 },
+      },
+      {
+        label: 'ends by itself; settle answers 8 less than it recorded, which takes nothing back',
+        ...FOUR_CHUNKS,
+        extra: -8,
+        settled: { exposure: 28, reserved: 0, refunded: 12, overage: 0 },
+      },
+      {
+        // Reserved 10, then 9 extends of 10 fill the budget of 100; the 10th is refused.
+        label: 'is cut short by a refused extend and tells the client so',
+        chunks: Infinity,
+        finish: 'budget',
+        atSettle: { exposure: 100, reserved: 30, refunded: 0, overage: 0 },
+        extra: 0,
+        settled: { exposure: 70, reserved: 0, refunded: 30, overage: 0 },
+      },
+    ];
+    for (const { label, chunks, extra, finish, atSettle, settled } of RECORDING_STREAMS) {
+      test(`a stream that records each chunk ${label}: settled once, only the whole usage less the recorded units is new`, async () => {
+        const sentinel = await readySentinel();
+        const { settle, calls, called } = recordedSettle({ extra, sentinel });
+        const app = await startApp(fw, sentinel, { units: CHUNK_UNITS, settle }, recordingChunks(chunks));
+
+        const written = (atSettle.exposure - atSettle.reserved) / CHUNK_COST;
+        assertServed(await get(app.url), written, finish);
+        const [seen] = app.handled;
+        await called();
+        await seen.closed;
+        const recorded = written * CHUNK_COST;
+        assert.equal(calls.length, 1, 'settled once, though both finish and close happened');
+        const { req: _req, res: _res, ...atCall } = calls[0];
+        assert.deepEqual(atCall, { units: recorded + extra, recorded, held: atSettle.reserved, ledger: atSettle }, 'what settle answered, and what it saw');
+        assert.deepEqual([seen.reservation.recordedUnits, seen.reservation.heldUnits, seen.reservation.settled], [recorded, 0, true]);
+        assert.deepEqual(ledgerOf(sentinel), settled);
+        assert.deepEqual(app.errorLogs, []);
+      });
+    }
+
+    test('a client that leaves mid-stream after records: settled once on close, nothing held, the recorded units stand', async () => {
+      // settle answering what was sent (the 14 recorded), or 0 (nothing billed to a client who left)
+      for (const extra of [0, -14]) {
+        const sentinel = await readySentinel();
+        const { settle, calls, called } = recordedSettle({ extra, sentinel });
+        const recorded = deferred();
+        const app = await startApp(fw, sentinel, { units: CHUNK_UNITS, settle }, recordingChunks(2, recorded));
+
+        const twoRecorded = withTimeout(recorded.promise, WAIT_MS, 'the route to record two chunks');
+        assert.equal(await leaveAfterFirstChunk(app.url, twoRecorded), 'chunk 0\n');
+        await called();
+        const [seen] = app.handled;
+        await seen.closed;
+        assert.equal(calls.length, 1, 'settled once');
+        assert.deepEqual(calls[0].ledger, { exposure: 20, reserved: 6, refunded: 0, overage: 0 }, 'the client left: 20 admitted, 14 recorded');
+        assert.deepEqual([seen.reservation.recordedUnits, seen.reservation.heldUnits, seen.reservation.settled], [14, 0, true]);
+        assert.deepEqual(ledgerOf(sentinel), { exposure: 14, reserved: 0, refunded: 6, overage: 0 }, `settle answered ${14 + extra}`);
+        assert.deepEqual(app.errorLogs, []);
+      }
+    });
+
     const FAILING_SETTLES = [
       [
         'throws',
@@ -276,31 +411,30 @@ for (const fw of FRAMEWORKS) {
       ['returns nothing', () => undefined, /actualUnits: must be a finite number ≥ 0 \(got undefined\)/],
     ];
     for (const [label, settle, why] of FAILING_SETTLES) {
-      test(`a settle that ${label}: settled at the held units, logged as an error, the app goes on`, async () => {
+      test(`a settle that ${label} after records: settled at the recorded plus held units, logged as an error, the app goes on`, async () => {
         const sentinel = await readySentinel();
-        const app = await startApp(fw, sentinel, { units: 30, settle }, oneChunk);
+        // Reserves 30 and extends by 10: 40 admitted, 14 of them recorded (two chunks), 26 held.
+        const app = await startApp(fw, sentinel, { units: 30, settle }, recordingChunks(2));
 
-        assertServed(await get(app.url), 1);
+        assertServed(await get(app.url), 2, 'stop');
         const [first] = app.handled;
         await first.closed;
-        assert.equal(first.reservation.settled, true, 'nothing left open');
-        assert.equal(sentinel.reservedUnits, 0);
-        assert.equal(sentinel.exposureUnits, 30, 'nothing refunded: the 30 held units stay as usage');
+        assert.deepEqual([first.reservation.recordedUnits, first.reservation.heldUnits, first.reservation.settled], [14, 0, true], 'nothing left open');
+        assert.deepEqual(ledgerOf(sentinel), { exposure: 40, reserved: 0, refunded: 0, overage: 0 }, 'nothing refunded, the recorded units not counted twice');
         assert.equal(app.errorLogs.length, 1, JSON.stringify(app.errorLogs));
         const [log] = app.errorLogs;
-        assert.match(log.msg, /^admission: settle failed, so the reservation settled at the 30 units it held: /);
+        assert.match(log.msg, /^admission: settle failed, so the reservation settled at 40 units \(14 recorded \+ 26 held; nothing refunded\): /);
         assert.match(log.err, why);
-        if (fw.name === 'fastify') assert.equal(log.heldUnits, 30);
+        if (fw.name === 'fastify') assert.deepEqual([log.recordedUnits, log.heldUnits], [14, 26]);
 
-        assertServed(await get(app.url), 1);
+        assertServed(await get(app.url), 2, 'stop');
         await app.handled[1].closed;
-        assert.equal(sentinel.exposureUnits, 60);
-        assert.equal(sentinel.reservedUnits, 0);
+        assert.deepEqual(ledgerOf(sentinel), { exposure: 80, reserved: 0, refunded: 0, overage: 0 });
         assert.equal(app.errorLogs.length, 2);
       });
     }
 
-    test('a route that settles or releases the reservation itself: settle is not called, nothing settles twice', async () => {
+    test('a route that settles or releases the reservation itself, after records or not: settle is not called, nothing settles twice', async () => {
       const sentinel = await readySentinel();
       const { settle, calls } = recordedSettle();
       const settlesItself = async function* ({ reservation }) {
@@ -311,15 +445,30 @@ for (const fw of FRAMEWORKS) {
         reservation.release();
         yield 'chunk 0\n';
       };
-      for (const [body, exposure] of [
-        [settlesItself, 12],
-        [releasesIt, 12],
+      // Records two chunks of 7 (26 of its 40 still held), then settles at its whole usage of 16:
+      // 2 new, 24 refunded. A record after its own settle throws and changes nothing.
+      const recordsThenSettles = async function* ({ reservation, usage }) {
+        reservation.record(CHUNK_COST);
+        reservation.record(CHUNK_COST);
+        reservation.settle(16);
+        usage.recordAfterSettle = catchError(() => reservation.record(1)).code;
+        yield 'chunk 0\n';
+      };
+      const SETTLED = 'ERR_SPEND_SENTINEL_SETTLED';
+      // body, then the exposure and the refunded units so far, what the route recorded, and what
+      // its record after the settle threw
+      for (const [body, exposure, refunded, recorded, recordAfterSettle] of [
+        [settlesItself, 12, 28, 0, undefined],
+        [releasesIt, 12, 68, 0, undefined],
+        [recordsThenSettles, 28, 92, 14, SETTLED],
       ]) {
         const app = await startApp(fw, sentinel, { units: 40, settle }, body);
         assertServed(await get(app.url), 1);
-        await app.handled[0].closed;
-        assert.equal(sentinel.exposureUnits, exposure, body.name);
-        assert.equal(sentinel.reservedUnits, 0);
+        const [seen] = app.handled;
+        await seen.closed;
+        assert.deepEqual(ledgerOf(sentinel), { exposure, reserved: 0, refunded, overage: 0 }, body.name);
+        assert.deepEqual([seen.reservation.recordedUnits, seen.reservation.heldUnits, seen.reservation.settled], [recorded, 0, true]);
+        assert.equal(seen.usage.recordAfterSettle, recordAfterSettle);
         assert.deepEqual(app.errorLogs, [], 'no ERR_SPEND_SENTINEL_SETTLED, nor anything else');
       }
       assert.equal(calls.length, 0, 'the route settled: the guard leaves it');

@@ -242,8 +242,20 @@ function useReservations(sentinel: Sentinel): void {
     const extendedByOne: boolean = maybe.extend();
     const held: number = maybe.heldUnits;
     const settled: boolean = maybe.settled;
+    const recordedUnits: number = maybe.recordedUnits;
+    const recordIsExact: Equals<typeof maybe.record, (units: number) => void> = true;
+    maybe.record(2);
+    maybe.record(0.5);
+    // @ts-expect-error units is required: record reports work already produced
+    maybe.record();
+    // @ts-expect-error units is a number
+    maybe.record('2');
+    // @ts-expect-error record answers nothing
+    const recorded: boolean = maybe.record(1);
     // @ts-expect-error read-outs are read-only
     maybe.heldUnits = 0;
+    // @ts-expect-error read-outs are read-only
+    maybe.recordedUnits = 0;
     // @ts-expect-error actualUnits is required
     maybe.settle();
     // @ts-expect-error actualUnits is a number

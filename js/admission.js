@@ -116,10 +116,11 @@ function largestNodeBudget(sentinel) {
 
 /**
  * `settleAtEnd(reservation, req, res)`, called once the response is over (more calls do
- * nothing): settles at `settle(req, res)`, unless the route settled the reservation itself (then
- * `settle` is not called). When `settle` throws or answers what `reservation.settle` refuses (not
- * a finite number ≥ 0), the reservation settles at its held units (nothing refunded, nothing left
- * open) and the error is logged.
+ * nothing): settles at `settle(req, res)`, the reservation's whole usage (`record`ed units
+ * included), unless the route settled the reservation itself (then `settle` is not called). When
+ * `settle` throws or answers what `reservation.settle` refuses (not a finite number ≥ 0), the
+ * reservation settles at its recorded plus held units (nothing refunded, nothing left open, the
+ * recorded units not counted twice) and the error is logged.
  */
 function settlingAtEnd(where, settle, logError) {
   return function settleAtEnd(reservation, req, res) {
@@ -127,11 +128,19 @@ function settlingAtEnd(where, settle, logError) {
     try {
       reservation.settle(settle(req, res));
     } catch (err) {
-      const heldUnits = reservation.heldUnits;
-      if (!reservation.settled) reservation.settle(heldUnits);
+      // `settle` takes the whole usage: the recorded units are in it, so only the held ones are
+      // new. `heldUnits` alone would count as usage below what was recorded plus held, refunding
+      // up to the recorded units' worth of the hold.
+      const { recordedUnits, heldUnits } = reservation;
+      const settledUnits = recordedUnits + heldUnits;
+      if (!reservation.settled) reservation.settle(settledUnits);
       const why = err instanceof Error ? err.message : String(err);
       try {
-        logError(req, { err, heldUnits }, `${where}: settle failed, so the reservation settled at the ${heldUnits} units it held: ${why}`);
+        logError(
+          req,
+          { err, recordedUnits, heldUnits },
+          `${where}: settle failed, so the reservation settled at ${settledUnits} units (${recordedUnits} recorded + ${heldUnits} held; nothing refunded): ${why}`,
+        );
       } catch {
         // this runs in a response event: a broken logger must not take the process down
       }

@@ -126,7 +126,7 @@ const ADMISSION = {
       name: 'settle',
       kind: kinds.fn('a function (req, res) => the units actually used'),
       default: undefined,
-      doc: 'Usage known only after the work: the guard reserves `units` before the route and, once the response has finished or the connection closed, settles the reservation at what this returns (the units actually used), given the request and the response (Fastify: the reply). The route reaches the reservation to `extend` it (Express: `res.locals.spendReservation`; Fastify: `request.spendReservation`) or to settle it itself (then this is not called). A `settle` that throws or returns anything but a finite number ≥ 0 settles at the held units and is logged as an error (Fastify: `request.log.error`; Express: `console.error`)',
+      doc: 'Usage known only after the work: the guard reserves `units` before the route and, once the response has finished or the connection closed, settles the reservation at what this returns (the units actually used, `record`ed ones included), given the request and the response (Fastify: the reply). The route reaches the reservation to `extend` it (Express: `res.locals.spendReservation`; Fastify: `request.spendReservation`) or to settle it itself (then this is not called). A `settle` that throws or returns anything but a finite number ≥ 0 settles at the recorded plus held units (nothing refunded) and is logged as an error (Fastify: `request.log.error`; Express: `console.error`)',
       ts: '(req: Req, res: Res) => number',
     },
     {
