@@ -3,7 +3,8 @@
 // addon other suites are loading). A test checks that the `demo` script is that build and this
 // command. The printed story is parsed and checked per node, and the SVG it writes is checked for
 // well-formed XML with both nodes' status bands; the streams phase (node-a's streamed answers
-// through reservations, the authority silent) is checked in its printed figures and its panel.
+// through reservations, each chunk recorded as produced, the authority silent) is checked in its
+// printed figures and its panel, where the recorded units and the held ones are drawn apart.
 //
 // Lines parsed (written by examples/demo/report.mjs; every other line is ignored). Every line the
 // demo prints is at most 100 columns:
@@ -13,12 +14,14 @@
 //                                                          node, age = evidence_age_seconds (1 decimal,
 //                                                          "—" without evidence), u = sentinel.exposureUnits
 //            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition (onTransition)
-//            ↳ <node>  answer <n> cut short at <t>s (<reason>): held H, billed B, overage O
+//            ↳ <node>  #<n> cut short at <t>s (<reason>): recorded R, billed B, overage O
 //   == <t>s  end of the story: …
 //     <node>  admitted N  refused N  max unverified N/B
 //             not_ready X s into the silence, Y s after <node>'s last answered refresh (Ts)
 //     <node>  N answers streamed: completed N, cut short N, refused N, open at the end N
 //             units admitted A (reserve + extend), refunded F, overage O: recorded R
+//             recorded as produced (record) P, beyond it at the close (settle) S
+//             held by open reservations: peak H at Ts; recorded: peak R at Ts
 //             exposure X at the start, Y at the end …
 //             exposure ≤ node budget + overage so far at all N readings; max M/B at Ts
 //             the sentinel's counters: refunded F, overage O, reserved H
@@ -53,9 +56,11 @@ const CELL = /^(ready|degraded|not_ready)\s+([a-z_]+)\s+(—|\d+\.\d)s?\s+(\d+)\
 const TRANSITION = /↳ (node-[ab]) {2}(\w+) → (\w+) \((\w+)\) {2}at (\d+\.\d+)s, evidence age (—|\d+\.\d+)s?/;
 const SUMMARY = /^\s+(node-[ab]) {2}admitted (\d+) {2}refused (\d+).*max unverified (\d+)\/(\d+)/;
 const CUTOFF = /not_ready (\d+\.\d+) s into the silence, (\d+\.\d+) s after (node-[ab])'s last answered refresh/;
-const CUT = /↳ (node-[ab]) {2}answer (\d+) cut short at (\d+\.\d+)s \((\w+)\): held (\d+), billed (\d+), overage (\d+)$/;
+const CUT = /↳ (node-[ab]) {2}#(\d+) cut short at (\d+\.\d+)s \((\w+)\): recorded (\d+), billed (\d+), overage (\d+)$/;
 const STREAMED = /^\s+(node-[ab]) {2}(\d+) answers streamed: completed (\d+), cut short (\d+), refused (\d+), open at the end (\d+)$/;
 const STREAM_UNITS = /^\s+units admitted (\d+) \(reserve \+ extend\), refunded (\d+), overage (\d+): recorded (\d+)$/;
+const STREAM_RECORD = /^\s+recorded as produced \(record\) (\d+), beyond it at the close \(settle\) (\d+)$/;
+const STREAM_SPLIT = /^\s+held by open reservations: peak (\d+) at (\d+\.\d+)s; recorded: peak (\d+) at (\d+\.\d+)s$/;
 const STREAM_EXPOSURE = /^\s+exposure (\d+) at the start, (\d+) at the end/;
 const STREAM_BOUND = /^\s+exposure (≤|>) node budget \+ overage so far at (?:all (\d+)|\d+ of (\d+)) readings(?:; max (\d+)\/(\d+))?/;
 const STREAM_COUNTERS = /^\s+the sentinel's counters: refunded (\d+), overage (\d+), reserved (\d+)$/;
@@ -65,7 +70,7 @@ const num = (s) => (s === '—' ? null : Number(s));
 
 /**
  * { phases: [{ name, t }], seen: { node: [{ kind, t, phase, status, reason, age, units, budget }] }, summary,
- *   cuts: [{ node, id, t, phase, reason, held, billed, overage }], streams: { node, answers, …, counters }, svg }
+ *   cuts: [{ node, id, t, phase, reason, recorded, billed, overage }], streams: { node, answers, …, counters }, svg }
  */
 function parseStory(stdout) {
   const story = { phases: [], seen: Object.fromEntries(NODES.map((n) => [n, []])), summary: {}, cuts: [], streams: null, svg: null };
@@ -86,14 +91,20 @@ function parseStory(stdout) {
         if (status && order) story.seen[order[i]].push({ kind: 'sample', t, phase, status, reason, age: num(age), units: Number(units), budget: Number(budget) });
       });
     } else if ((m = CUT.exec(line))) {
-      const [node, id, t, reason, held, billed, overage] = ints(m);
-      story.cuts.push({ node, id, t, phase, reason, held, billed, overage });
+      const [node, id, t, reason, recorded, billed, overage] = ints(m);
+      story.cuts.push({ node, id, t, phase, reason, recorded, billed, overage });
     } else if ((m = STREAMED.exec(line))) {
       const [node, answers, completed, cut, refused, ended] = ints(m);
       story.streams = { node, answers, completed, cut, refused, ended };
     } else if ((m = STREAM_UNITS.exec(line))) {
       const [admitted, refunded, overage, recorded] = ints(m);
       Object.assign(story.streams, { admitted, refunded, overage, recorded });
+    } else if ((m = STREAM_RECORD.exec(line))) {
+      const [byRecord, atSettle] = ints(m);
+      Object.assign(story.streams, { byRecord, atSettle });
+    } else if ((m = STREAM_SPLIT.exec(line))) {
+      const [held, heldAt, recorded, recordedAt] = ints(m);
+      story.streams.peaks = { held, heldAt, recorded, recordedAt };
     } else if ((m = STREAM_EXPOSURE.exec(line))) {
       const [start, end] = ints(m);
       story.streams.exposure = { start, end };
@@ -353,23 +364,33 @@ test('the SVG: every refused request is drawn, at the time and for the reason it
   }
 });
 
-test('streams: node-a streams answers through reservations, the authority silent: some complete (the rest of their last chunk refunded), some are cut short (billed above what they held: overage), and the figures add up', () => {
+test('streams: node-a streams answers through reservations, each chunk recorded once produced, the authority silent: some complete (the rest of their last chunk refunded), some are cut short (billed above what they recorded: overage), each holds about a chunk, and the figures add up', () => {
   const s = story.streams;
-  assert.ok(s?.exposure && s.bound && s.counters, `the streams figures\n${failure()}`);
+  assert.ok(s?.exposure && s.bound && s.counters && s.peaks, `the streams figures\n${failure()}`);
   assert.equal(s.node, 'node-a');
   assert.equal(s.answers, s.completed + s.cut + s.refused + s.ended, 'every answer counted once');
   assert.ok(s.completed > 0 && s.refunded > 0, `completed ${s.completed}, refunded ${s.refunded}`);
   assert.ok(s.cut > 0, `cut short ${s.cut}`);
-  // A line per answer cut short, during the phase, each billed above what it held.
+  // A line per answer cut short, during the phase, each billed above what it recorded (it holds
+  // nothing then: its last chunk was recorded and the extend for the next one refused).
   assert.equal(story.cuts.length, s.cut);
   for (const c of story.cuts) {
     assert.equal(c.phase, 'streams', JSON.stringify(c));
-    assert.ok(c.billed > c.held && c.overage === c.billed - c.held, JSON.stringify(c));
+    assert.ok(c.billed > c.recorded && c.overage === c.billed - c.recorded, JSON.stringify(c));
   }
   assert.ok(s.overage >= story.cuts.reduce((sum, c) => sum + c.overage, 0), `overage ${s.overage}`);
   // Admitted, less what was refunded, plus the overage, is what was recorded; the addon counted the same.
   assert.equal(s.recorded, s.admitted - s.refunded + s.overage);
   assert.deepEqual(s.counters, { refunded: s.refunded, overage: s.overage, reserved: 0 }, 'the sentinel’s own counters');
+  // Recorded chunk by chunk as produced; the settles added only the provider's count beyond it.
+  assert.equal(s.byRecord + s.atSettle, s.recorded, `record ${s.byRecord} + settle ${s.atSettle}`);
+  assert.ok(s.byRecord > s.atSettle, `recorded as produced ${s.byRecord}, at the settles ${s.atSettle}`);
+  // Held and recorded apart: the answers hold about a chunk each (holding their whole answers
+  // instead, the same answers hold up to ~70 units), and the recorded part, which nothing clears
+  // in the silence, is the whole exposure at the end.
+  assert.ok(s.peaks.recorded > 0 && s.peaks.held > 0, JSON.stringify(s.peaks));
+  assert.ok(s.peaks.held < s.bound.budget / 2, `held at most ${s.peaks.held} of ${s.bound.budget}`);
+  assert.equal(s.peaks.recorded, s.exposure.end, 'at the end nothing is held and nothing was cleared');
   // The restore's valid answer emptied node-a's ledger; the silence cleared nothing after it.
   assert.equal(s.exposure.start, 0, 'node-a starts streaming on an empty ledger');
   assert.equal(s.exposure.end, s.exposure.start + s.recorded, 'all the recorded usage is still exposure');
@@ -379,7 +400,7 @@ test('streams: node-a streams answers through reservations, the authority silent
   assert.ok(s.bound.max <= s.bound.budget + s.overage, `max exposure ${s.bound.max}, overage ${s.overage}`);
 });
 
-test('the SVG: the streams panel draws the exposure under node budget + overage so far at every reading, the held units, the refunds and the overage, and every answer cut short or refused, at its time', () => {
+test('the SVG: the streams panel draws the exposure under node budget + overage so far at every reading, stacked as the recorded units under the held ones, the refunds and the overage, and every answer cut short or refused, at its time', () => {
   const byId = svgById();
   const s = story.streams;
   const points = (id) => byId.get(id).points.split(' ').map((p) => p.split(',').map(Number));
@@ -394,7 +415,21 @@ test('the SVG: the streams panel draws the exposure under node budget + overage 
   const units = ([, y]) => u0 + ((y - y0) / (y1 - y0)) * (u1 - u0);
   const last = (id) => Math.round(units(points(id).at(-1)));
   assert.deepEqual([last('streams-exposure'), last('streams-refunded'), last('streams-overage')], [s.exposure.end, s.refunded, s.overage]);
-  assert.ok(byId.get('streams-held')?.points, 'the held units, shaded');
+  // Two stacked areas, each its upper edge left to right, then its lower edge back: recorded from
+  // 0, held from the recorded edge up to the exposure.
+  const edges = (id) => {
+    const all = points(id);
+    assert.equal(all.length, 2 * exposure.length, `${id}: an upper and a lower edge, a point per reading each`);
+    return [all.slice(0, exposure.length), all.slice(exposure.length).toReversed()];
+  };
+  const [recordedTop, recordedBottom] = edges('streams-recorded');
+  const [heldTop, heldBottom] = edges('streams-held');
+  assert.deepEqual(heldTop, exposure, 'the held area reaches the exposure');
+  assert.deepEqual(heldBottom, recordedTop, 'the held area stands on the recorded one');
+  recordedBottom.forEach((p, i) => assert.ok(p[0] === exposure[i][0] && Math.round(units(p)) === 0, `recorded area from 0 at reading ${i}`));
+  // Apart, and as printed: the recorded area up to its peak, the held band as thick as its peak.
+  assert.equal(Math.round(Math.max(...recordedTop.map(units))), s.peaks.recorded, 'recorded peak');
+  assert.equal(Math.round(Math.max(...heldTop.map((p, i) => units(p) - units(heldBottom[i])))), s.peaks.held, 'held peak');
   // The marks, on the panel's own time scale, where the printed lines put them.
   const scale = timeScale(byId, 'streams-time-axis');
   const at = (mark) => scale.t(Number(mark.x) + Number(mark.width) / 2);
@@ -409,7 +444,14 @@ test('the SVG: the streams panel draws the exposure under node budget + overage 
   assert.equal(refusedMarks.length, s.refused);
   for (const mark of refusedMarks) assert.ok(at(mark) >= start - 0.1, `refused answer drawn at ${at(mark).toFixed(2)} s`);
   const legend = new Set((byId.get('legend').text ?? []).map(textOf));
-  for (const entry of ['node-a exposure (streams)', 'held by open reservations', `refunded so far (${s.refunded} units)`, `overage so far (${s.overage} units)`, 'node budget + overage so far']) {
+  for (const entry of [
+    'node-a exposure (streams)',
+    `recorded as produced or at settle (peak ${s.peaks.recorded} units)`,
+    `held by open reservations (peak ${s.peaks.held} units)`,
+    `refunded so far (${s.refunded} units)`,
+    `overage so far (${s.overage} units)`,
+    'node budget + overage so far',
+  ]) {
     assert.ok(legend.has(entry), `legend lacks "${entry}"`);
   }
 });

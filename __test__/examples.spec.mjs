@@ -92,10 +92,11 @@ const whenAllSettled = (svc) =>
   }, { ms: 10_000, label: 'spend_sentinel_reserved_units 0' });
 
 /**
- * Asks the streaming example for an answer to a prompt of `promptTokens` words, reading it chunk by
- * chunk as a client of a model would; `abortAfterFirstChunk` hangs up once the first chunk arrived.
- * Resolves `{ status, tokens, ending }`: the words received before the last line, and that line
- * (null when the client hung up first); a refusal resolves `{ status, json }`.
+ * Asks the streaming example for an answer to a prompt of `promptTokens` words, reading its
+ * server-sent events as a client of a model would; `abortAfterFirstChunk` hangs up once the first
+ * chunk arrived. Resolves `{ status, tokens, finishReason }`: the words of the text events, and the
+ * `finish_reason` of the last event (null when the client hung up first); a refusal resolves
+ * `{ status, json }`.
  */
 async function streamAnswer(svc, promptTokens, { abortAfterFirstChunk = false } = {}) {
   const hangUp = new AbortController();
@@ -106,6 +107,7 @@ async function streamAnswer(svc, promptTokens, { abortAfterFirstChunk = false } 
     signal: hangUp.signal,
   });
   if (res.status !== 200) return { status: res.status, json: await res.json() };
+  assert.match(res.headers.get('content-type'), /^text\/event-stream/);
   let text = '';
   const decoder = new TextDecoder();
   try {
@@ -116,8 +118,14 @@ async function streamAnswer(svc, promptTokens, { abortAfterFirstChunk = false } 
   } catch (err) {
     if (!abortAfterFirstChunk) throw err;
   }
-  const [answer, ending = null] = text.split('\n').filter(Boolean);
-  return { status: 200, tokens: answer.split(' ').filter(Boolean).length, ending };
+  const events = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => JSON.parse(e.slice('data: '.length)));
+  const words = events.flatMap((e) => (e.text === undefined ? [] : e.text.split(' ').filter(Boolean)));
+  const last = events.at(-1);
+  if (!abortAfterFirstChunk) assert.ok(events.slice(0, -1).every((e) => !('finish_reason' in e)), 'only the last event ends the answer');
+  return { status: 200, tokens: words.length, finishReason: last?.finish_reason ?? null };
 }
 
 // The services are independent processes with their own fake authority: they run at once.
@@ -158,22 +166,24 @@ describe('the example services', { concurrency: true }, () => {
     });
   }
 
-  // Node budget 100 tokens (b 200 over 2 replicas); the model answers 20–80 tokens in chunks of
-  // at most 8, and the guard reserves the prompt and 8.
-  test('examples/streaming-tokens.mjs: streams an answer, settles the tokens really sent, cuts a stream at the budget, refuses a prompt past it', async () => {
+  // Node budget 100 tokens (b 200 over 2 replicas, r = 20/s: a 5 s window); the model answers
+  // 20–80 tokens in chunks of at most 8. The guard reserves the prompt and 8; the route records
+  // each chunk once sent and extends the hold back to one chunk ahead, so a stream holds prompt + 8.
+  test('examples/streaming-tokens.mjs: streams an answer, records what it sent, cuts a stream at the budget with finish_reason budget, refuses a prompt past it', async () => {
     const authority = await startFakeAuthority();
     after(() => authority.close());
     authority.respondWith(CAPABLE);
-    const svc = await startService('streaming-tokens.mjs', authority);
+    const svc = await startService('streaming-tokens.mjs', authority, { SPEND_SENTINEL_BUDGET_MAX_UNITS_PER_SECOND: '20' });
     after(() => svc.child.kill('SIGKILL'));
     await pollEndpoint(`${svc.url}/ready`, (a) => a.status === 200, { ms: 10_000, label: '/ready 200' });
 
+    // 3 + 8 reserved, and at most 80 tokens recorded: it fits whatever the authority answers.
     const before = await settledSoFar(svc);
     const answer = await streamAnswer(svc, 3);
-    assert.equal(answer.ending, '[done]');
+    assert.equal(answer.finishReason, 'stop');
     assert.ok(answer.tokens >= 20 && answer.tokens <= 80, `an answer of ${answer.tokens} tokens`);
     let after1 = await whenAllSettled(svc);
-    assert.equal(after1.settled - before.settled, 3 + answer.tokens, 'settled: the prompt and the tokens sent');
+    assert.equal(after1.settled - before.settled, 3 + answer.tokens, 'settled: the prompt and the tokens sent, each once');
     assert.equal(after1.overage, 0);
 
     // A client that hangs up after its first chunk (on a busy machine the whole answer may be in
@@ -183,14 +193,27 @@ describe('the example services', { concurrency: true }, () => {
     assert.ok(after2.settled - after1.settled >= 3 + left.tokens, `settled ${after2.settled - after1.settled} for ${left.tokens} tokens received`);
     after1 = after2;
 
-    // A valid refresh sent after those settles clears their usage: the whole node budget is free.
+    // A refresh sent after those settles answers valid and clears their usage; then the authority
+    // goes silent, so nothing the next stream records is cleared.
+    await authority.nextRequest(10_000);
+    const answered = authority.requests.length;
+    authority.respondWith(reply.hang());
     await pollUntil(async () => (await settledSoFar(svc)).exposure === 0, { ms: 10_000, label: 'spend_sentinel_exposure_units 0' });
-    // 85 + 8 reserved; the next chunks fit only until 100, so at most 15 of the ≥ 20 tokens are sent.
+    // 85 + 8 held; each chunk sent is recorded and the hold topped back up to 93, so the extends
+    // fit while the tokens sent stay ≤ 7: the chunk that passes 7 is the last (8 to 15 tokens).
     const cut = await streamAnswer(svc, 85);
-    assert.equal(cut.ending, '[cut short: token budget]');
-    assert.ok(cut.tokens >= 1 && cut.tokens <= 15, `${cut.tokens} tokens before the cut`);
+    assert.equal(cut.finishReason, 'budget', 'a stream the budget cut short says so, never as a normal end');
+    assert.ok(cut.tokens >= 8 && cut.tokens <= 15, `${cut.tokens} tokens before the cut`);
     const after3 = await whenAllSettled(svc);
     assert.equal(after3.settled - after1.settled, 85 + cut.tokens, 'settled: the prompt and the tokens sent before the cut');
+    assert.equal(after3.overage, 0);
+    // The recorded tokens asked for a refresh on demand; it goes unanswered, so nothing is cleared.
+    // The settle added only the prompt to them (its whole usage less recordedUnits) and refunded
+    // the rest of the hold: nothing held, nothing counted twice.
+    await authority.waitForRequests(answered + 1);
+    const silent = await settledSoFar(svc);
+    assert.equal(silent.exposure, 85 + cut.tokens, 'exposure: the prompt and the tokens sent, once each');
+    authority.respondWith(CAPABLE);
 
     const refused = await streamAnswer(svc, 120); // 128 tokens: more than the whole node budget
     assert.equal(refused.status, 413, 'it can never fit: retrying cannot help');
@@ -198,7 +221,7 @@ describe('the example services', { concurrency: true }, () => {
 
     svc.child.kill('SIGTERM');
     assert.deepEqual(await withTimeout(svc.exited, 10_000, 'streaming-tokens.mjs to exit'), { code: 0, signal: null });
-    assert.equal(svc.output.stderr, '', 'no error was logged (a settle that failed, an extend after the client left)');
+    assert.equal(svc.output.stderr, '', 'no error was logged (a settle that failed, a record or an extend after the client left)');
   });
 });
 

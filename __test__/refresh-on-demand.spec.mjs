@@ -1,12 +1,14 @@
 // Refresh on demand (README, The refresh cadence) and readiness under load. When the ledger reaches
 // half the node budget after a `valid` answer, the next refresh starts at once instead of after its
-// pause; after any other outcome the usual pause applies. A spent budget is degraded (200), never
-// not_ready: load alone never pulls the pod.
+// pause, but no sooner than 100 ms after the previous refresh started; after any other outcome the
+// usual pause applies. A spent budget is degraded (200), never not_ready: load alone never pulls
+// the pod.
 //
 // The window here is 1000 s (b = 1000, r = 1), so the usual pauses last 300 to 500 s: every
 // refresh after the first one seen during a test was started on demand. The exact timing (at once,
-// ten a second at most, not after an indeterminate, not with an open breaker) is tested on fake
-// time in src/refresher/cadence_tests.rs; bench/load.mjs measures it with a real authority.
+// no sooner than 100 ms after the previous start, not after an indeterminate, not with an open
+// breaker) is tested on fake time in src/refresher/cadence_tests.rs; bench/load.mjs measures it
+// with a real authority.
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';

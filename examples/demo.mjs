@@ -9,7 +9,8 @@
 // requests stop at the restore). Every 0.5 s one line (≤ 100 columns, as every line here) shows
 // each node's GET /ready and unverified units; at the end demo-timeline.svg draws it all: status
 // bands by reason, refreshes, refused requests, the stale window w from the last answered refresh
-// to the cutoff, and the streams phase stretched: exposure, held, refunded and overage units.
+// to the cutoff, and the streams phase stretched: exposure (recorded and held units stacked),
+// refunded and overage units.
 //
 //   --fast       the short story (for CI): every effect still shows, in 23 s
 //   --out PATH   where to write the SVG (default: demo-timeline.svg in the current directory)

@@ -3,17 +3,18 @@
 // is b in tokens).
 //   curl -N localhost:3000/v1/complete -H 'x-api-key: demo-key' -H 'content-type: application/json' \
 //        -d '{"prompt":"tell me about budgets"}'
-// An answer's length is known only once it is written. So the guard reserves the prompt and a
-// first chunk, the route extends the reservation before each further chunk, and the guard settles
-// the true count when the response ends or the client goes away: nothing guessed, nothing lost.
+// The answer comes as server-sent events: `data: {"text":…}` per chunk, then one last event
+// carrying `finish_reason`: "stop" when the model finished, "budget" when the budget cut it short.
+// An answer's length is known only once it is written. So the guard reserves the prompt and one
+// chunk; the route records each chunk once it is sent (that usage can then be cleared by the next
+// valid refresh) and extends one chunk ahead before the model produces the next. A stream holds
+// about one chunk, not its whole answer, and the guard settles the whole usage at the end.
 import { setTimeout as modelThinking } from 'node:timers/promises';
 import express from 'express';
 import { probes, admission, gracefulShutdown } from 'spend-sentinel/express';
 import { sentinelFromEnv, port, shutdownOptions, API_KEYS } from './sentinel-from-env.mjs';
 
-const MAX_CHUNK = 8; // tokens the model produces at most between two pauses
-const CUT_SHORT = '\n[cut short: token budget]\n'; // the last line when an extend was refused
-const DONE = '\n[done]\n';
+const MAX_CHUNK = 8; // tokens the model produces at most between two pauses: what a stream holds ahead
 
 const sentinel = sentinelFromEnv();
 const app = express();
@@ -40,28 +41,29 @@ async function* modelAnswer() {
   }
 }
 
+/** One server-sent event. */
+const event = (data) => `data: ${JSON.stringify(data)}\n\n`;
+
 app.post(
   '/v1/complete',
   admission(sentinel, {
-    // The prompt, and room for the first chunk: a request that cannot even start gets its 503 now.
+    // The prompt, and one chunk ahead: a request that cannot even start gets its 503 now.
     units: (req) => promptTokens(req) + MAX_CHUNK,
-    // The true count, read when the response has ended (or the client left): the unused part of
-    // the reservation is refunded at once.
-    settle: (req, res) => promptTokens(req) + res.locals.tokens,
+    // The whole usage, read when the response has ended (or the client left): the prompt and the
+    // tokens recorded as sent. Only the prompt is new; what is still held is refunded at once.
+    settle: (req, res) => promptTokens(req) + res.locals.spendReservation.recordedUnits,
   }),
   async (req, res) => {
     const reservation = res.locals.spendReservation;
-    res.locals.tokens = 0;
-    res.type('text/plain; charset=utf-8');
+    res.type('text/event-stream');
     for await (const chunk of modelAnswer()) {
-      if (res.destroyed) return; // the client left: the guard settles what it was sent
-      // The first chunk is paid by the reservation itself; every later one is admitted first.
-      const paid = res.locals.tokens === 0 || reservation.extend(chunk.length);
-      if (!paid) return res.end(CUT_SHORT); // what was written was admitted; produce no more
-      res.locals.tokens += chunk.length;
-      res.write(`${chunk.join(' ')} `);
+      if (res.destroyed) return; // the client left: the guard settled what was sent
+      res.write(event({ text: `${chunk.join(' ')} ` }));
+      reservation.record(chunk.length); // after the work, never before: these tokens were sent
+      // Hold one chunk ahead again before the model produces it; refused, stop and say why.
+      if (!reservation.extend(chunk.length)) return res.end(event({ finish_reason: 'budget' }));
     }
-    res.end(DONE);
+    res.end(event({ finish_reason: 'stop' }));
   },
 );
 

@@ -114,8 +114,8 @@ function callRates(budget, { node, fleet, calmWindowSeconds }) {
     '[0.3 w, 0.5 w]):',
     ...table.map((row) => `  ${row.map((cell, col) => cell.padEnd(widths[col])).join('   ')}`.trimEnd()),
     'Each rate is 1 / mean pause, as if the authority answered at once: its answer time lengthens',
-    'every cycle and lowers the rate. Traffic above r adds refreshes on demand (at most 10 a',
-    'second per node) while the authority answers valid.',
+    'every cycle and lowers the rate. Traffic above r adds refreshes on demand (each no sooner',
+    'than 100 ms after the previous refresh started) while the authority answers valid.',
   ];
   const busy = rows.filter(([, w]) => w.callsPerSecond > 1);
   if (busy.length > 0) {

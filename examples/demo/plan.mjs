@@ -19,7 +19,7 @@ const AUTHORITY_SAYS = {
   back: ['answering', 'the authority is back (it resets the connections it held): ready again at each node’s next refresh'],
   revoked: ['revoked', 'the credential is revoked (401): not_ready, invalid_credential, at each node’s next refresh'],
   restored: ['answering', 'the credential is restored: ready again at each node’s next refresh; node-a’s plain requests stop (it streams next), so that answer empties its ledger'],
-  streams: ['silent', 'the authority is silent again; node-a now serves streamed answers of random length, each through a reservation (reserve the prompt and first chunk, extend per chunk, settle with the provider’s count); node-b keeps its plain requests'],
+  streams: ['silent', 'the authority is silent again; node-a now serves streamed answers of random length, each through a reservation (reserve the prompt and first chunk; record each chunk once sent and extend one chunk ahead; settle with the provider’s count); node-b keeps its plain requests'],
 };
 
 const LENGTHS = {

@@ -5,7 +5,7 @@
 //   <t>s <status> <reason> <age> <units>/<budget> │ <status> …   a sample every 0.5 s, one cell
 //                                                       per node, in the header's order
 //            ↳ <node>  <from> → <to> (<reason>)  at <t>s, evidence age <age>s   a transition
-//            ↳ <node>  answer <n> cut short at <t>s (<reason>): held <h>, billed <b>, overage <o>
+//            ↳ <node>  #<n> cut short at <t>s (<reason>): recorded <r>, billed <b>, overage <o>
 const CELL = { status: 9, reason: 21, age: 5 }; // reason: refresh_indeterminate is the longest
 
 const secs = (t, digits = 1) => `${t.toFixed(digits)}s`;
@@ -69,9 +69,14 @@ export function sampleLine(t, total, samples) {
 export const transitionLine = (t, name, e) =>
   `         ↳ ${name}  ${e.from} → ${e.to} (${e.reason})  at ${secs(t, 2)}, evidence age ${e.evidenceAgeSeconds === null ? '—' : secs(e.evidenceAgeSeconds, 2)}`;
 
-/** A streamed answer cut short (its extend refused): what it held, and what the provider billed. */
+/**
+ * A streamed answer cut short (its extend refused): what it recorded as produced, what the
+ * provider billed, and the overage: the billed units beyond what it recorded and still held.
+ * (It holds nothing then, its last chunk recorded and the next refused, so held is left out: the
+ * line stays within 100 columns.)
+ */
 export const cutLine = (name, c) =>
-  `         ↳ ${name}  answer ${c.id} cut short at ${secs(c.t, 2)} (${c.reason}): held ${c.held}, billed ${c.actual}, overage ${c.actual - c.held}`;
+  `         ↳ ${name}  #${c.id} cut short at ${secs(c.t, 2)} (${c.reason}): recorded ${c.recorded}, billed ${c.actual}, overage ${c.actual - c.recorded - c.held}`;
 
 const countsText = (counts) => Object.entries(counts).map(([key, count]) => `${key} ${count}`).join(', ') || 'none';
 
@@ -82,13 +87,16 @@ const countsText = (counts) => Object.entries(counts).map(([key, count]) => `${k
 export function streamsLines({ name, budget, streamed, counters }) {
   const { tally, series, startExposure, endExposure } = streamed;
   const indent = ' '.repeat(10);
-  const peak = series.reduce((max, s) => (s.exposure > max.exposure ? s : max));
+  const peakOf = (key) => series.reduce((max, s) => (s[key] > max[key] ? s : max));
+  const [peak, held, recorded] = [peakOf('exposure'), peakOf('held'), peakOf('recorded')];
   const over = series.filter((s) => s.exposure > budget + s.overage).length;
   return [
     `  ${name}  ${tally.answers} answers streamed: completed ${tally.completed}, cut short ${tally.cut}, refused ${tally.refused}, open at the end ${tally.ended}`,
     `${indent}cut short: ${countsText(tally.cutReasons)}`,
     `${indent}refused at reserve: ${countsText(tally.refusedReasons)}`,
     `${indent}units admitted ${tally.admitted} (reserve + extend), refunded ${tally.refunded}, overage ${tally.overage}: recorded ${tally.recorded}`,
+    `${indent}recorded as produced (record) ${tally.byRecord}, beyond it at the close (settle) ${tally.atSettle}`,
+    `${indent}held by open reservations: peak ${held.held} at ${secs(held.t, 2)}; recorded: peak ${recorded.recorded} at ${secs(recorded.t, 2)}`,
     `${indent}exposure ${startExposure} at the start, ${endExposure} at the end (the authority silent: nothing cleared)`,
     over === 0
       ? `${indent}exposure ≤ node budget + overage so far at all ${series.length} readings; max ${peak.exposure}/${budget} at ${secs(peak.t, 2)}`

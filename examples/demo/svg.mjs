@@ -45,6 +45,8 @@ export const el = (name, a, children) => (children === undefined ? `<${name}${at
 export const text = (a, s) => el('text', a, esc(s));
 
 export const fillOf = (status, reason) => REASON_FILL[reason] ?? STATUS_FILL[status];
+/** A legend mark: a small filled rectangle, for a band or an area. */
+export const swatch = (fill) => (lx, ly) => el('rect', { x: lx, y: ly - 9, width: 14, height: 10, fill });
 /** A legend mark: a short line, as the chart draws one. */
 export const lineMark = (stroke, dash) => (lx, ly) => el('line', { x1: lx, x2: lx + 14, y1: ly - 4, y2: ly - 4, stroke, 'stroke-width': dash ? 1.5 : 2, ...(dash && { 'stroke-dasharray': dash }) });
 
@@ -116,7 +118,6 @@ export function renderTimeline({ total, plan, budget, windowSeconds: w, nodes, p
   const axis = timeAxis({ x, total, y: chartBottom, left: LEFT, right: LEFT + PLOT, label: 'story time (s)', minorStep: 1 });
   const below = panel?.({ top: chartBottom + 50, left: LEFT, right: LEFT + PLOT });
 
-  const swatch = (fill) => (lx, ly) => el('rect', { x: lx, y: ly - 9, width: 14, height: 10, fill });
   const legendItems = [
     ...[...reasons].map(([label, fill]) => ({ mark: swatch(fill), label, class: 'legend-reason' })),
     ...nodes.map((node, i) => ({ mark: lineMark(NODE_STROKE[i % NODE_STROKE.length]), label: `${node.name} unverified` })),
