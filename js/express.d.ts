@@ -47,8 +47,9 @@ declare global {
   namespace Express {
     interface Locals {
       /**
-       * The reservation of an `admission` guard with `settle`, for the route to `extend` (or to
-       * settle itself); absent on routes without such a guard.
+       * The reservation of an `admission` guard with `settle`, for the route to `record` what it
+       * has sent and `extend` one chunk ahead (or to settle itself); absent on routes without
+       * such a guard.
        */
       spendReservation?: Reservation;
     }

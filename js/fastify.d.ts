@@ -101,8 +101,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /**
-     * The reservation of an `admission` guard with `settle`, for the route to `extend` (or to
-     * settle itself). `null` on other requests once the plugin is registered (it declares the
+     * The reservation of an `admission` guard with `settle`, for the route to `record` what it
+     * has sent and `extend` one chunk ahead (or to settle itself). `null` on other requests once the plugin is registered (it declares the
      * property); absent without it.
      */
     spendReservation?: Reservation | null;
