@@ -3,7 +3,7 @@
 // getter: three crossings) and after (one call of its admission function, decoded), against
 //  (a) nativeNoop(): a zero-argument napi function that does nothing (the floor of any native call);
 //  (b) a plain-JS object doing the same arithmetic (what the call would cost without crossing into Rust).
-// Then reservations (reserve, settle, extend) against admit(1) in the same run, and the
+// Then reservations (reserve, settle, extend, record) against admit(1) in the same run, and the
 // OpenTelemetry bridge: admit(1) and status() of a sentinel without it and of one observed on an
 // SDK meter (@opentelemetry/sdk-metrics), and one collection of that meter (2 named breakers).
 // First, the RSS and OS threads the first running sentinel adds to the process.
@@ -106,19 +106,24 @@ async function main() {
 const RESERVATION_BATCH = 1000;
 
 /**
- * [name, median ns per call] of admit(1), reserve(1), settle(1) and extend(1). Each round runs a
- * batch of each in turn, so the machine's load hits all alike; `reserve` fills a batch of
- * reservations that `settle` then empties (a server holds a few at a time, not millions alive).
+ * [name, median ns per call] of admit(1), reserve(1), settle(1), extend(1) and record(1). Each
+ * round runs a batch of each in turn, so the machine's load hits all alike; `reserve` fills a
+ * batch of reservations that `settle` then empties (a server holds a few at a time, not millions
+ * alive). `record(1)` reports a unit of one reservation that holds, from the start, every unit the
+ * runs will record: each call moves a held unit to the recorded ones, never past the hold (no
+ * overage), and the ledger it leaves is far below the node budget.
  */
 function reservationRows(sentinel) {
   const batch = new Array(RESERVATION_BATCH);
   const stream = sentinel.reserve(0);
+  const recording = sentinel.reserve((RUNS + 1) * CALLS);
   let sink = 0;
   const ops = [
     ['sentinel.admit(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) sink += sentinel.admit(1) ? 1 : 0; }],
     ['sentinel.reserve(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) batch[j] = sentinel.reserve(1); }],
     ['reservation.settle(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) batch[j].settle(1); }],
     ['reservation.extend(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) sink += stream.extend(1) ? 1 : 0; }],
+    ['reservation.record(1)', () => { for (let j = 0; j < RESERVATION_BATCH; j++) recording.record(1); }],
   ];
   const samples = ops.map(() => []);
   for (let run = -1; run < RUNS; run++) {
@@ -133,6 +138,8 @@ function reservationRows(sentinel) {
     if (run >= 0) ns.forEach((total, k) => samples[k].push(Number(total) / CALLS));
   }
   stream.release();
+  if (recording.heldUnits !== 0) throw new Error(`record(1): ${recording.heldUnits} units left held (the hold was sized wrong)`);
+  recording.settle(recording.recordedUnits);
   if (sink === 42) console.log('');
   const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
   return ops.map(([name], k) => [name, median(samples[k])]);
