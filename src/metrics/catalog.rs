@@ -208,7 +208,7 @@ pub const REFUNDED_UNITS: FamilySpec = spec(
 );
 pub const OVERAGE_UNITS: FamilySpec = spec(
     "spend_sentinel_overage_units_total",
-    "Units recorded beyond what was admitted: settles above their reservation, and charges.",
+    "Units recorded beyond what was admitted: a reservation's record or settle beyond what it held, and charges.",
     Kind::Counter,
     &[],
     ("spend_sentinel.overage_units", "{unit}", Counter),

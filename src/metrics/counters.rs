@@ -64,7 +64,7 @@ pub struct Metrics {
     refused_units: [AtomicF64; Reason::COUNT],
     /// Held units that settled reservations gave back.
     refunded_units: AtomicF64,
-    /// Units recorded beyond what was held: settles above their reservation, and charges.
+    /// Units recorded beyond what was held: a reservation's record or settle beyond its hold, and charges.
     overage_units: AtomicF64,
     /// Refreshes started at once because the ledger reached half the node budget.
     demand_refreshes: AtomicU64,
