@@ -105,24 +105,24 @@ impl SharedSentinel {
 
     /// A new lease from the fleet (or none): readiness and the cadence see it at once.
     pub fn set_lease(&self, lease: Option<Lease>) {
-        self.with_state(|state| state.set_lease(lease));
-        self.budget_did_change();
+        self.with_fleet_budget(|state, _| state.set_lease(lease));
     }
 
-    /// The fleet's answer set this node's static floor (see `FleetBudget::set_floor`), and
-    /// may say that this node's lease ended in Redis (see `SentinelState::cover_ended_lease`).
-    pub fn set_fleet_floor(&self, floor_units: f64, lease_ended: bool) {
-        let changed = self.with_state(|state| {
-            if lease_ended {
-                state.cover_ended_lease();
-            }
-            let before = state.budget().fleet().map(|f| f.floor_units());
-            state.set_fleet_floor(floor_units);
-            before != Some(floor_units)
+    /// Runs `f` on the state under the lock with the time of now (one step of an exchange with
+    /// the fleet, `rules::fleet_exchange`), then wakes the transition watcher and the refresh
+    /// loop's pause when it changed the fleet budget (a lease, a floor): readiness and the
+    /// cadence see it at once.
+    pub fn with_fleet_budget<T>(&self, f: impl FnOnce(&mut SentinelState, Duration) -> T) -> T {
+        let now = self.now();
+        let (out, changed) = self.with_state(|state| {
+            let before = state.budget().fleet().copied();
+            let out = f(state, now);
+            (out, state.budget().fleet().copied() != before)
         });
         if changed {
             self.budget_did_change();
         }
+        out
     }
 
     /// When the next refresh should start on demand, if it should (see `demand_due`), with the

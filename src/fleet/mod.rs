@@ -12,6 +12,8 @@ mod explorer;
 #[cfg(test)]
 pub(crate) mod lua_redis;
 pub mod metrics;
+#[cfg(test)]
+mod release_tests;
 mod scripts;
 #[cfg(test)]
 mod simulation;

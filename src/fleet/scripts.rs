@@ -124,15 +124,22 @@ fn seen_argv(seen: Option<&Seen>) -> [String; 4] {
 pub fn release<'a>(
     key: &str,
     node: &str,
+    new_id: &str,
     shape: &FleetShape,
     request: &ReleaseRequest,
 ) -> ScriptInvocation<'a> {
-    invocation(release_script(), key, release_argv(node, shape, request))
+    invocation(
+        release_script(),
+        key,
+        release_argv(node, new_id, shape, request),
+    )
 }
 
-/// The arguments of the release, in the order `release.lua` reads them.
+/// The arguments of the release, in the order `release.lua` reads them. `new_id` names the new
+/// epoch should the release find the state on another server.
 pub(crate) fn release_argv(
     node: &str,
+    new_id: &str,
     shape: &FleetShape,
     request: &ReleaseRequest,
 ) -> Vec<String> {
@@ -145,5 +152,7 @@ pub(crate) fn release_argv(
     argv.extend(seen_argv(request.seen.as_ref()));
     argv.push(ttl_ms(shape).to_string());
     argv.push(request.floor_used.to_string());
+    argv.push(request.known.version.to_string());
+    argv.push(new_id.to_owned());
     argv
 }

@@ -22,6 +22,7 @@ use super::scripts;
 use super::test_redis::RedisServer;
 use crate::rules::budget::lease::{FleetBudget, FleetShape};
 use crate::rules::fleet::{FleetNode, FleetReply, RenewRequest};
+use crate::rules::fleet_exchange;
 use crate::rules::{BudgetSource, Outcome, SentinelState};
 
 struct Node {
@@ -139,20 +140,13 @@ impl Sim {
     /// What the task does when it holds more than its share: cap itself at max(used, share).
     fn give_back(&mut self, i: usize) {
         let node = &mut self.nodes[i];
-        let local = node.state.fleet_local();
-        if let Some(lowered) = node.fleet.share_to_give_back(self.now, &local) {
-            node.state.set_lease(Some(lowered));
-        }
+        fleet_exchange::next_step(&mut node.fleet, &mut node.state, self.now);
     }
 
     async fn renew(&mut self, i: usize) {
         let now = self.now;
         let node = &mut self.nodes[i];
-        let local = node.state.fleet_local();
-        let (request, cap) = node.fleet.renewal(now, &local);
-        if let Some(cap) = cap {
-            node.state.set_lease(Some(cap));
-        }
+        let request = fleet_exchange::send_renewal(&mut node.fleet, &mut node.state, now);
         if self.chaos && self.rng.random_bool(0.01) {
             self.faults.late += 1;
             let node = self.nodes[i].id.clone();
@@ -177,17 +171,19 @@ impl Sim {
         if !answers {
             return;
         }
-        let (reply, grant) = FleetReply::parse_renewal(&fields).expect("renew reply");
+        let answer = FleetReply::parse_renewal(&fields).expect("renew reply");
         let u = self.rng.random::<f64>();
         let node = &mut self.nodes[i];
-        let applied = node
-            .fleet
-            .apply_renewal(&request, &reply, &grant, self.now, u);
-        if let Some(lease) = applied.lease {
-            node.state.set_lease(Some(lease));
-        }
+        let answered = fleet_exchange::apply_renewal_answer(
+            &mut node.fleet,
+            &mut node.state,
+            &request,
+            &answer,
+            self.now,
+            u,
+        );
         // A standalone server has no replicas: growth never waits.
-        assert_eq!(applied.confirm, None);
+        assert_eq!(answered.confirm, None);
     }
 
     async fn run_renewal(&mut self, node: &str, request: &RenewRequest) -> Vec<String> {
@@ -210,11 +206,12 @@ impl Sim {
 
     async fn close(&mut self, i: usize) {
         let mut node = self.nodes.swap_remove(i);
-        let local = node.state.fleet_local();
         node.state.close();
-        if let Some(release) = node.fleet.release(self.now, &local) {
+        if let Some(release) = fleet_exchange::send_release(&mut node.fleet, &node.state, self.now)
+        {
             if !node.partitioned {
-                let call = scripts::release(&self.key, &node.id, &self.shape, &release);
+                let new_id = format!("{}-{}-r", self.name, self.steps);
+                let call = scripts::release(&self.key, &node.id, &new_id, &self.shape, &release);
                 let _: Vec<String> = call
                     .invoke_async(&mut self.conn)
                     .await

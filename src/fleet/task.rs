@@ -1,5 +1,6 @@
 //! The lease task: asks [`FleetNode`] what to do, does it (a Redis call, or a sleep), and hands
-//! back what came of it. Nothing here decides.
+//! back what came of it. Nothing here decides: each step of an exchange is a function of
+//! `rules::fleet_exchange`, run on the node and the sentinel state under both locks.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,9 @@ use std::time::Duration;
 use super::connection::{RedisLink, CALL_TIMEOUT};
 use super::{scripts, Fleet};
 use crate::refresher::{Draws, SentinelObserver};
-use crate::rules::fleet::{Confirm, ErrorKind, FleetEvent, FleetNode, FleetReply, Local};
+use crate::rules::fleet::{Confirm, ErrorKind, FleetEvent, FleetNode, FleetReply};
+use crate::rules::fleet_exchange::{self, NextStep};
+use crate::rules::SentinelState;
 use crate::shared_sentinel::SharedSentinel;
 
 /// `WAIT` gets what is left of the renewal's second, and at least this.
@@ -51,20 +54,11 @@ impl Task {
 
     pub(super) async fn run(mut self) {
         while !self.shared.is_closed() {
-            let now = self.shared.now();
-            let local = self.local();
-            let (lowered, due) = {
-                let mut node = self.fleet.node.lock();
-                (
-                    node.share_to_give_back(now, &local),
-                    node.renewal_due_at(now, &local),
-                )
+            let due = match self.exchange(fleet_exchange::next_step) {
+                NextStep::GaveBack => continue,
+                NextStep::RenewAt(due) => due,
             };
-            if let Some(lowered) = lowered {
-                self.shared.set_lease(Some(lowered));
-                continue;
-            }
-            if now >= due {
+            if self.shared.now() >= due {
                 // A renewal in flight when `close()` comes is dropped: the release goes out at
                 // once, with a later sequence number, so the renewal cannot undo it.
                 let shared = self.shared.clone();
@@ -89,8 +83,16 @@ impl Task {
         self.fleet.node.lock()
     }
 
-    fn local(&self) -> Local {
-        self.shared.with_state(|state| state.fleet_local())
+    /// Runs `step` on the node and its sentinel state, locked in that order, with the time of
+    /// now: a ledger read, the decision on it and the lease it sets are one step, so no
+    /// admission comes between them.
+    fn exchange<T>(
+        &self,
+        step: impl FnOnce(&mut FleetNode, &mut SentinelState, Duration) -> T,
+    ) -> T {
+        let mut node = self.node();
+        self.shared
+            .with_fleet_budget(|state, now| step(&mut node, state, now))
     }
 
     /// Hands the events to the logger.
@@ -107,32 +109,23 @@ impl Task {
     }
 
     async fn renew(&mut self) {
-        let local = self.local();
-        let (request, cap) = self.node().renewal(self.shared.now(), &local);
         // Redis may lower the reservation to `keep`: the node uses no more until the answer.
-        if let Some(cap) = cap {
-            self.shared.set_lease(Some(cap));
-        }
+        let request = self.exchange(fleet_exchange::send_renewal);
         let shape = *self.node().shape();
         let call = scripts::renew(&self.key, &self.node_id, &random_id(), &shape, &request);
         let answer = self.link.invoke(&call).await.and_then(|fields| {
             FleetReply::parse_renewal(&fields).map_err(|_| ErrorKind::Malformed)
         });
-        let (reply, grant) = match answer {
+        let answer = match answer {
             Ok(answer) => answer,
             Err(kind) => return self.failed(kind),
         };
         let draw = self.draws.uniform();
-        let applied = self
-            .node()
-            .apply_renewal(&request, &reply, &grant, self.shared.now(), draw);
-        self.shared
-            .set_fleet_floor(applied.floor_units, applied.lease_ended);
-        if let Some(lease) = applied.lease {
-            self.shared.set_lease(Some(lease));
-        }
-        self.tell(applied.events);
-        if let Some(confirm) = applied.confirm {
+        let answered = self.exchange(|node, state, now| {
+            fleet_exchange::apply_renewal_answer(node, state, &request, &answer, now, draw)
+        });
+        self.tell(answered.events);
+        if let Some(confirm) = answered.confirm {
             self.confirm(confirm, request.sent_at).await;
         }
     }
@@ -144,10 +137,9 @@ impl Task {
         let bound = CALL_TIMEOUT.saturating_sub(spent).max(LEAST_WAIT);
         match self.link.wait(confirm.replicas, bound).await {
             Ok(acknowledged) => {
-                let grown = self.node().confirmed(&confirm, acknowledged);
-                if let Some(lease) = grown {
-                    self.shared.set_lease(Some(lease));
-                }
+                self.exchange(|node, state, _| {
+                    fleet_exchange::apply_confirmation(node, state, &confirm, acknowledged)
+                });
             }
             Err(kind) => self.failed(kind),
         }
@@ -156,11 +148,11 @@ impl Task {
     /// On close: the unused grant returns to the pool, the used part stays charged. Bounded by
     /// one call's timeout in all; a connection that broke before is re-opened for it.
     async fn release(&mut self) {
-        let local = self.local();
-        let request = self.node().release(self.shared.now(), &local);
+        let request =
+            self.exchange(|node, state, now| fleet_exchange::send_release(node, state, now));
         if let Some(request) = request {
             let shape = *self.node().shape();
-            let call = scripts::release(&self.key, &self.node_id, &shape, &request);
+            let call = scripts::release(&self.key, &self.node_id, &random_id(), &shape, &request);
             match self.link.invoke(&call).await {
                 Ok(fields) => match FleetReply::parse(&fields) {
                     Ok(reply) => {

@@ -9,6 +9,7 @@ pub mod budget;
 pub mod cadence;
 pub mod evidence;
 pub mod fleet;
+pub mod fleet_exchange;
 pub mod ledger;
 pub mod pause;
 pub mod readiness;

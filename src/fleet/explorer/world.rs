@@ -12,6 +12,7 @@ use crate::fleet::lua_redis::{LuaRedis, Snapshot};
 use crate::fleet::scripts;
 use crate::rules::budget::lease::{FleetBudget, FleetShape};
 use crate::rules::fleet::{FleetNode, RenewRequest};
+use crate::rules::fleet_exchange;
 use crate::rules::sentinel_state::RefreshTicket;
 use crate::rules::{BudgetSource, Outcome, SentinelState};
 
@@ -370,16 +371,7 @@ impl World {
             return;
         };
         let local = node.clock.at(now);
-        if let Some(lowered) = node
-            .fleet
-            .share_to_give_back(local, &node.state.fleet_local())
-        {
-            node.state.set_lease(Some(lowered));
-        }
-        let (request, cap) = node.fleet.renewal(local, &node.state.fleet_local());
-        if let Some(cap) = cap {
-            node.state.set_lease(Some(cap));
-        }
+        let request = fleet_exchange::send_renewal(&mut node.fleet, &mut node.state, local);
         let new_id = format!("f{}-{jitter}", self.calls);
         let argv = scripts::renew_argv(&node.name, &new_id, &node.shape, &request);
         self.send(
@@ -393,14 +385,14 @@ impl World {
 
     fn close(&mut self, i: usize, fate: Fate) {
         let now = self.now;
+        let new_id = format!("f{}-r", self.calls);
         let Some(node) = self.live(i) else { return };
         let local = node.clock.at(now);
-        let fleet_local = node.state.fleet_local();
         node.state.close();
         node.alive = false;
         node.call = None;
-        if let Some(release) = node.fleet.release(local, &fleet_local) {
-            let argv = scripts::release_argv(&node.name, &node.shape, &release);
+        if let Some(release) = fleet_exchange::send_release(&mut node.fleet, &node.state, local) {
+            let argv = scripts::release_argv(&node.name, &new_id, &node.shape, &release);
             self.send(i, Script::Release, argv, None, fate);
         }
     }

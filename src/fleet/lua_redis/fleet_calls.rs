@@ -261,6 +261,8 @@ impl Trace {
             seen_age,
             "3600000".into(),
             floor_used,
+            or_zero(&known.version),
+            self.fresh_id(),
         ]
     }
 }

@@ -1,8 +1,8 @@
 //! A fleet budget's decisions, with no I/O: what one node asks Redis for, how it reads the
 //! answers, when it renews, when it may grow and when it has seen Redis lose state
-//! ([`FleetNode`]). The lease task in `crate::fleet` only sends what this asks and hands back
-//! what Redis answered; the randomized simulation (`crate::fleet::simulation`) drives this same
-//! type against a real Redis, on a fake clock.
+//! ([`FleetNode`]). `rules::fleet_exchange` runs each exchange on this and the node's sentinel
+//! state together; the lease task in `crate::fleet` only sends what it asks and hands back what
+//! Redis answered, and the explorer and the simulation call the same functions.
 //!
 //! How the fleet stays under b whatever Redis does (docs/fleet.md):
 //! - a fleet's whole state is one Redis key, so eviction or `DEL` loses all of it or none;
@@ -30,6 +30,6 @@ mod tests;
 
 pub use memory::growth_hold;
 pub use node::{Confirm, FleetNode, Local};
-pub use reply::FleetReply;
+pub use reply::{FleetReply, Grant};
 pub use request::{ReleaseRequest, RenewRequest, Seen};
 pub use status::{ErrorKind, FleetEvent, FleetStatus, Mode, Settings};

@@ -1,7 +1,8 @@
 //! [`FleetNode`]: every decision one node makes about its fleet grant. The lease task calls
 //! Redis when [`FleetNode::renewal_due_at`] says so, with the request [`FleetNode::renewal`]
-//! builds, and hands the answer to [`FleetNode::apply_renewal`]; the simulation does the same
-//! against a real Redis with a fake clock.
+//! builds, and hands the answer to [`FleetNode::apply_renewal`], each through
+//! `rules::fleet_exchange`, which runs them with the node's sentinel state; the explorer and the
+//! simulation call the same functions.
 
 use std::time::Duration;
 

@@ -9,6 +9,7 @@ use crate::fleet::explorer::action::{Cut, Fate};
 use crate::fleet::explorer::checker::Violation;
 use crate::fleet::scripts;
 use crate::rules::fleet::{ErrorKind, FleetReply, RenewRequest};
+use crate::rules::fleet_exchange;
 
 impl World {
     /// Puts a call on the network: it lands (or not) and its answer returns (or not) as `fate`
@@ -151,26 +152,27 @@ impl World {
         node.answered_before_loss = false;
         match flight.request {
             Some((request, jitter)) => {
-                let (reply, grant) = FleetReply::parse_renewal(&fields).expect("a renewal answer");
-                let applied = node
-                    .fleet
-                    .apply_renewal(&request, &reply, &grant, local, jitter);
-                if applied.lease_ended {
-                    node.state.cover_ended_lease();
-                }
-                node.state.set_fleet_floor(applied.floor_units);
-                if let Some(lease) = applied.lease {
-                    node.state.set_lease(Some(lease));
-                }
+                let answer = FleetReply::parse_renewal(&fields).expect("a renewal answer");
+                let answered = fleet_exchange::apply_renewal_answer(
+                    &mut node.fleet,
+                    &mut node.state,
+                    &request,
+                    &answer,
+                    local,
+                    jitter,
+                );
                 let budget = node.state.node_budget_units(local);
                 self.note(|| format!("n{i} answered: node budget {budget:.3}"));
                 let node = &mut self.nodes[i];
-                if let Some(confirm) = applied.confirm {
+                if let Some(confirm) = answered.confirm {
                     // WAIT: the replica acknowledged iff it received this write.
                     let acknowledged = if replicated { confirm.replicas } else { 0 };
-                    if let Some(grown) = node.fleet.confirmed(&confirm, acknowledged) {
-                        node.state.set_lease(Some(grown));
-                    }
+                    fleet_exchange::apply_confirmation(
+                        &node.fleet,
+                        &mut node.state,
+                        &confirm,
+                        acknowledged,
+                    );
                 }
             }
             None => {
