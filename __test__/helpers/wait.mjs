@@ -24,6 +24,12 @@ export const SEED_BUDGET = Object.freeze({ unverifiedUnits: 200, maxUnitsPerSeco
 export const now = () => performance.now();
 
 /**
+ * How long the waits below wait by default before they fail a test: a guard against a hang, never
+ * a bound on how fast something must happen (a busy CI machine can take seconds to run a timer).
+ */
+export const HANG_MS = 10_000;
+
+/**
  * Race `promise` against a timer; rejects with a message naming `label` when the timer wins.
  * `label` may be a function, evaluated at timeout (to describe the state at that moment).
  */
@@ -135,7 +141,7 @@ export function scriptedAuthority(initial = 'valid') {
       behaviour = held;
     },
     /** Resolves with call number `index` (0-based) once it has started (at once if it already has). */
-    call(index, ms = 3000) {
+    call(index, ms = HANG_MS) {
       if (calls[index]) return Promise.resolve(calls[index]);
       const d = deferred();
       const waiter = { index, resolve: d.resolve };
@@ -143,7 +149,7 @@ export function scriptedAuthority(initial = 'valid') {
       return withTimeout(d.promise, ms, `inspect call #${index}`).finally(() => waiters.delete(waiter));
     },
     /** Resolves with the next call that starts after this moment. */
-    nextCall(ms = 3000) {
+    nextCall(ms = HANG_MS) {
       return this.call(calls.length, ms);
     },
   };
@@ -186,7 +192,7 @@ export function controlledAuthority() {
     /** Holds the next call: resolves with it once it started (then exactly call.index refreshes are counted). */
     async checkpoint() {
       mode = { hold: true };
-      return auth.nextCall(3000);
+      return auth.nextCall(HANG_MS);
     },
     /** Answers `call` with `outcome`; later calls answer `then` at once (or are held with 'hold'). */
     release(call, outcome, then) {
@@ -223,7 +229,7 @@ export function recordTransitions(sentinel) {
      * Resolves with the first event (already recorded at index >= `from`, or future) that matches
      * `match` — an object of expected fields ({ to: 'ready' }) or a predicate.
      */
-    waitFor(match, { ms = 3000, from = 0, label } = {}) {
+    waitFor(match, { ms = HANG_MS, from = 0, label } = {}) {
       const predicate = typeof match === 'function' ? match : (e) => Object.entries(match).every(([k, v]) => e[k] === v);
       const seen = events.slice(from).find(predicate);
       if (seen) return Promise.resolve(seen);
@@ -345,7 +351,7 @@ export function runCommand(cmd, args, { cwd, env = process.env, timeoutMs = 1500
  * with that value; fails after `ms` naming `label` (a string, or a function evaluated then).
  * For conditions nothing announces (an HTTP answer changing, a port closing).
  */
-export async function pollUntil(attempt, { ms = 3000, label = 'a condition', everyMs = 10 } = {}) {
+export async function pollUntil(attempt, { ms = HANG_MS, label = 'a condition', everyMs = 10 } = {}) {
   let stopped = false;
   const loop = (async () => {
     for (;;) {
