@@ -318,6 +318,11 @@ export interface FleetReadout {
   /** The fleet's `leaseSeconds`, adopted likewise: every lease in a fleet has one length. */
   leaseSeconds: number
   /**
+   * The fleet's `maxSplitSeconds`, adopted likewise: leases end and holds last this much
+   * longer.
+   */
+  maxSplitSeconds: number
+  /**
    * This node's own `maxNodes`, `reserve` and `leaseSeconds`: they differ from the fleet's
    * during a rolling update that changes them (one `warn` log line).
    */
@@ -347,11 +352,12 @@ export interface FleetReadout {
 /** Why the last Redis call of a fleet node failed. */
 export type FleetRedisError = 'connect' | 'timeout' | 'tls' | 'auth' | 'noperm' | 'response' | 'malformed'
 
-/** A fleet's shape: `maxNodes`, `reserve`, `leaseSeconds`. */
+/** A fleet's shape: `maxNodes`, `reserve`, `leaseSeconds`, `maxSplitSeconds`. */
 export interface FleetSettings {
   maxNodes: number
   reserve: number
   leaseSeconds: number
+  maxSplitSeconds: number
 }
 
 /** Every metric family `metrics()` can show, in its order (docs/metrics.md, OpenTelemetry). */

@@ -67,7 +67,7 @@ describe('a slow authority never deadlocks a fresh fleet', { concurrency: true }
           unverifiedUnits: 2000,
           maxUnitsPerSecond: 50,
           maxStaleSeconds: 10,
-          fleet: { redis: redis.url, name: fleetName(), maxNodes: 25, leaseSeconds: LEASE },
+          fleet: { redis: redis.url, name: fleetName(), maxNodes: 25, leaseSeconds: LEASE, maxSplitSeconds: 0 },
         },
         authority: { inspect: () => sleep(latencyMs).then(() => 'valid') },
       });
@@ -97,7 +97,7 @@ describe('more live nodes than maxNodes', () => {
       const log = recordingLogger();
       logs.push(log);
       nodes.push(s.make({
-        budget: { unverifiedUnits: B, maxUnitsPerSecond: 50, fleet: { redis: redis.url, name, maxNodes: 4, leaseSeconds: 5 } },
+        budget: { unverifiedUnits: B, maxUnitsPerSecond: 50, fleet: { redis: redis.url, name, maxNodes: 4, leaseSeconds: 5, maxSplitSeconds: 0 } },
         refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
         authority: { inspect: async () => 'valid' },
         logger: log.logger,
@@ -130,7 +130,7 @@ describe('more live nodes than maxNodes', () => {
 
 describe('failing Redis calls are visible: redisError, the error metric, one log line per change', { concurrency: true }, () => {
   const options = (url, log) => ({
-    budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: url, name: fleetName(), maxNodes: 3, leaseSeconds: 5 } },
+    budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: url, name: fleetName(), maxNodes: 3, leaseSeconds: 5, maxSplitSeconds: 0 } },
     refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
     authority: { inspect: async () => 'valid' },
     logger: log.logger,
@@ -199,7 +199,7 @@ describe('connections', { concurrency: true }, () => {
     const before = await connectionsAt();
     const sentinel = s.make({
       // leaseSeconds 9: a renewal every 3 s (± 10 %), longer than the server's 2 s idle timeout
-      budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: redis.url, name: fleetName(), maxNodes: 3, leaseSeconds: 9 } },
+      budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: redis.url, name: fleetName(), maxNodes: 3, leaseSeconds: 9, maxSplitSeconds: 0 } },
       refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
       authority: { inspect: async () => 'valid' },
     });
@@ -217,7 +217,7 @@ describe('connections', { concurrency: true }, () => {
     const proxy = await s.proxy(redis.port);
     const name = fleetName();
     const sentinel = s.make({
-      budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: proxy.url(redis.url), name, maxNodes: 3, leaseSeconds: 5 } },
+      budget: { unverifiedUnits: 240, maxUnitsPerSecond: 50, fleet: { redis: proxy.url(redis.url), name, maxNodes: 3, leaseSeconds: 5, maxSplitSeconds: 0 } },
       refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
       authority: { inspect: async () => 'valid' },
     });

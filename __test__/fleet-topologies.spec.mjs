@@ -151,7 +151,7 @@ function scope(t) {
 let names = 0;
 const fleetName = () => `ss-topo:${process.pid}.${(names += 1)}`;
 const options = (redis, name, fleet = {}) => ({
-  budget: { unverifiedUnits: B, maxUnitsPerSecond: R, fleet: { redis, name, maxNodes: MAX_NODES, leaseSeconds: 5, ...fleet } },
+  budget: { unverifiedUnits: B, maxUnitsPerSecond: R, fleet: { redis, name, maxNodes: MAX_NODES, leaseSeconds: 5, maxSplitSeconds: 0, ...fleet } },
   refresh: { minIntervalMs: 20, maxIntervalMs: 40, timeoutMs: 200 },
   authority: { inspect: async () => 'valid' },
 });

@@ -36,12 +36,12 @@ import {
   untilPast,
   withTimeout,
 } from './helpers/wait.mjs';
-import { B, R, MAX_NODES, RESERVE, LEASE, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, READOUT_MS } from './helpers/fleet-numbers.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, MAX_SPLIT, FLOOR, POOL, REFRESH, HOLD_MS, LEASE_VALID_MS, READOUT_MS } from './helpers/fleet-numbers.mjs';
 
 const { Sentinel } = createRequire(import.meta.url)('../js/main.js');
 
 const GRANT_WAIT_MS = HOLD_MS + 8000; // generous bound for a fresh fleet's first grant
-const FLEET_KEYS = ['beyondMaxNodes', 'chargedUnits', 'configured', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'leaseSeconds', 'liveNodes', 'maxNodes', 'mode', 'nodeBudgetUnits', 'redisError', 'reserve'];
+const FLEET_KEYS = ['beyondMaxNodes', 'chargedUnits', 'configured', 'floorUnits', 'grantUnits', 'growthHeld', 'leaseRemainingSeconds', 'leaseSeconds', 'liveNodes', 'maxNodes', 'maxSplitSeconds', 'mode', 'nodeBudgetUnits', 'redisError', 'reserve'];
 const MODES = ['connecting', 'leased', 'floor'];
 
 const PW = `pw${randomBytes(12).toString('hex')}`;
@@ -83,7 +83,7 @@ function scope(t) {
 
 /** Options for a fleet sentinel; `over.budget` / `over.fleet` are merged (undefined deletes a key). */
 function fleetOptions(auth, redis, over = {}) {
-  const fleet = prune({ redis, name: fleetName(), maxNodes: MAX_NODES, reserve: RESERVE, leaseSeconds: LEASE, ...over.fleet });
+  const fleet = prune({ redis, name: fleetName(), maxNodes: MAX_NODES, reserve: RESERVE, leaseSeconds: LEASE, maxSplitSeconds: MAX_SPLIT, ...over.fleet });
   const budget = prune({ unverifiedUnits: B, maxUnitsPerSecond: R, ...over.budget, fleet });
   const { budget: _b, fleet: _f, ...rest } = over;
   return { budget, refresh: REFRESH, authority: { inspect: auth.inspect }, ...rest };
@@ -332,7 +332,7 @@ describe('fleet() and the floor (no grant)', { concurrency: true }, () => {
       assert.deepEqual(Object.keys(f).sort(), FLEET_KEYS);
       assert.equal(f.mode, 'connecting');
       // Before Redis answers, the fleet's shape is this node's own.
-      const own = { maxNodes, reserve: reserve ?? 0.25, leaseSeconds: 5 };
+      const own = { maxNodes, reserve: reserve ?? 0.25, leaseSeconds: 5, maxSplitSeconds: MAX_SPLIT };
       assert.deepEqual([f.maxNodes, f.reserve, f.leaseSeconds, f.beyondMaxNodes], [own.maxNodes, own.reserve, own.leaseSeconds, false]);
       assert.deepEqual(f.configured, own);
       approx(f.floorUnits, floor, 'floorUnits');
@@ -479,10 +479,12 @@ const pick = ({ status, reason, httpStatus }) => ({ status, reason, httpStatus }
 // ---- leases (each test ≥ 7 s: a fresh fleet's hold; they run concurrently) ---------------------
 
 describe('leases against a real Redis', { concurrency: true }, () => {
-  for (const maxStaleSeconds of [undefined, 2]) {
+  // The hold is maxSplitSeconds + leaseSeconds × 1.03 + 2 s: 7.15 s without a split, 9.15 s with 2 s.
+  for (const [maxStaleSeconds, maxSplitSeconds] of [[undefined, MAX_SPLIT], [2, 2]]) {
     const want = maxStaleSeconds === undefined ? Infinity : R * maxStaleSeconds - FLOOR;
     const expectedGrant = Math.min(POOL, want);
-    test(`fresh fleet: floors for leaseSeconds × 1.03 + 2 s and until a valid refresh sent after that settles it; then grant ${expectedGrant} (maxStaleSeconds ${maxStaleSeconds ?? 'none'})`, async (t) => {
+    const holdMs = HOLD_MS + (maxSplitSeconds - MAX_SPLIT) * 1000;
+    test(`fresh fleet: floors for maxSplitSeconds (${maxSplitSeconds}) + leaseSeconds × 1.03 + 2 s and until a valid refresh sent after that settles it; then grant ${expectedGrant} (maxStaleSeconds ${maxStaleSeconds ?? 'none'})`, async (t) => {
       const s = scope(t);
       const redis = await s.redis();
       // Call 0 answers valid; every later call stays pending (and times out) until set('valid'):
@@ -490,12 +492,12 @@ describe('leases against a real Redis', { concurrency: true }, () => {
       // however slow the machine.
       const auth = scriptedAuthority(sequence(['valid'], held));
       const t0 = now();
-      const sentinel = s.make(fleetOptions(auth, redis.url, { budget: { maxStaleSeconds } }));
+      const sentinel = s.make(fleetOptions(auth, redis.url, { budget: { maxStaleSeconds }, fleet: { maxSplitSeconds } }));
       const samples = s.watch(sentinel);
       await untilMode(sentinel, 'floor', 10000); // Redis answered: a fresh fleet, no grant
-      const answeredBy = now(); // the hold began at that answer, so it ends by answeredBy + HOLD_MS
+      const answeredBy = now(); // the hold began at that answer, so it ends by answeredBy + holdMs
       assert.equal(fleetMetrics(sentinel).held, 1, 'a fresh fleet shows its hold in the metrics');
-      await untilPast(answeredBy + HOLD_MS);
+      await untilPast(answeredBy + holdMs);
       // Absence: the hold is over, and with valid refreshes a grant would follow at once (a valid
       // refresh that may end a hold starts a renewal); without one, none comes.
       await quietPeriod(1000);
@@ -507,7 +509,7 @@ describe('leases against a real Redis', { concurrency: true }, () => {
       await untilMode(sentinel, 'leased');
       const first = samples.find((x) => x.f.mode === 'leased');
       const grantedAt = first ? first.t : now();
-      assert.ok(grantedAt - t0 >= HOLD_MS, `first grant ${(grantedAt - t0).toFixed(0)} ms after start`);
+      assert.ok(grantedAt - t0 >= holdMs, `first grant ${(grantedAt - t0).toFixed(0)} ms after start`);
       assert.ok(grantedAt >= validAt, 'the first grant came before any valid refresh after the hold');
       assert.ok(
         auth.calls.some((c) => c.startedAt >= validAt && c.settledAt !== null && c.settledAt <= grantedAt),

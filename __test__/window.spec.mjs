@@ -69,7 +69,7 @@ test('the docs\' fleet: floor 200, pool 15000, grant 300 with 25 nodes alive, w 
   assert.match(run.stdout, /^grant {8}= min\(want, pool \/ live nodes\) = min\(300, 15000 \/ 25\) = 300 units \(25 of 25 nodes alive\)$/m);
   assert.match(run.stdout, /^node budget {2}= floor \+ grant = 200 \+ 300 = 500 units$/m);
   assert.match(run.stdout, /^stale window = min\(node budget \/ r, max-stale\) = min\(500 \/ 50, 10\) = 10 s$/m);
-  assert.match(run.stdout, /first 32\.9 s at least/);
+  assert.match(run.stdout, /first 44\.9 s at least/);
   assert.match(run.stdout, /200 units, stale window min\(200 \/ 50, 10\) = 4 s\.$/m);
   assert.match(run.stdout, row('leased', '10 s', '3–5 s', '≤ 0.25/s', '≤ 6.25/s'));
   assert.match(run.stdout, row('on the floor', '4 s', '1.2–2 s', '≤ 0.625/s', '≤ 15.625/s'));

@@ -12,7 +12,7 @@ const BUDGET_FLAGS = {
   'max-stale': 'maxStaleSeconds',
 };
 /** Flags → `budget.fleet` options: any of them makes a fleet budget (only its shape: no Redis). */
-const FLEET_FLAGS = { 'max-nodes': 'maxNodes', reserve: 'reserve', 'lease-seconds': 'leaseSeconds' };
+const FLEET_FLAGS = { 'max-nodes': 'maxNodes', reserve: 'reserve', 'lease-seconds': 'leaseSeconds', 'max-split-seconds': 'maxSplitSeconds' };
 const LIVE_NODES = 'live-nodes';
 const FLAGS = [...Object.keys(BUDGET_FLAGS), ...Object.keys(FLEET_FLAGS), LIVE_NODES];
 

@@ -79,6 +79,13 @@ export interface FleetOptions {
   /** How long a grant lives in Redis without renewal. From 5 to 600 seconds. Default: 30. */
   leaseSeconds?: number;
   /**
+   * The longest split brain the fleet rides out (two Redis primaries taking writes after a failover
+   * that did not fence the old one): keep Redis's `min-replicas-max-lag` at most this less 2 s, or
+   * use 0 with a fencing failover. Leases end and holds last this much longer. From 0 to 120
+   * seconds. Default: 12.
+   */
+  maxSplitSeconds?: number;
+  /**
    * TLS settings for a `rediss://` URL: a private CA, a client certificate. Only with `rediss://`.
    * Default: the system's roots, no client certificate.
    */

@@ -287,19 +287,25 @@ pub fn fleet_event(event: &FleetEvent) -> Line {
             Level::Warn,
             format!(
                 "spend-sentinel: budget.fleet settings differ from the fleet's in Redis (reserve \
-                 {} maxNodes {} leaseSeconds {}; this node: {} {} {}): this node uses the \
-                 fleet's",
+                 {} maxNodes {} leaseSeconds {} maxSplitSeconds {}; this node: {} {} {} {}): \
+                 this node uses the fleet's",
                 fleet.reserve,
                 fleet.max_nodes,
                 fleet.lease.as_secs_f64(),
+                fleet.max_split.as_secs_f64(),
                 own.reserve,
                 own.max_nodes,
-                own.lease.as_secs_f64()
+                own.lease.as_secs_f64(),
+                own.max_split.as_secs_f64()
             ),
             vec![
                 ("reserve", Field::Number(fleet.reserve)),
                 ("maxNodes", Field::Number(u64_as_f64(fleet.max_nodes))),
                 ("leaseSeconds", Field::Number(fleet.lease.as_secs_f64())),
+                (
+                    "maxSplitSeconds",
+                    Field::Number(fleet.max_split.as_secs_f64()),
+                ),
             ],
         ),
     };
@@ -546,6 +552,7 @@ mod tests {
             reserve,
             max_nodes,
             lease: Duration::from_secs(lease),
+            max_split: Duration::from_secs(12),
         };
         let adopted = fleet_event(&FleetEvent::Adopted {
             fleet: settings(0.25, 4, 30),
@@ -555,7 +562,7 @@ mod tests {
         assert!(
             adopted
                 .message
-                .contains("reserve 0.25 maxNodes 4 leaseSeconds 30; this node: 0.5 4 60"),
+                .contains("reserve 0.25 maxNodes 4 leaseSeconds 30 maxSplitSeconds 12; this node: 0.5 4 60 12"),
             "{}",
             adopted.message
         );

@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { stoppedBy } from './redis.mjs';
 import { cleanups, deferred, pollUntil, untilPast, withTimeout } from './wait.mjs';
-import { B, R, MAX_NODES, RESERVE, LEASE, REFRESH, HOLD_MS, LEASE_VALID_MS, MAX_WINDOW_MS, READOUT_MS } from './fleet-numbers.mjs';
+import { B, R, MAX_NODES, RESERVE, LEASE, MAX_SPLIT, REFRESH, HOLD_MS, LEASE_VALID_MS, MAX_WINDOW_MS, READOUT_MS } from './fleet-numbers.mjs';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fleet-node.mjs', import.meta.url));
 export const GRANT_WAIT_MS = HOLD_MS + 10000;
@@ -53,7 +53,7 @@ export function fleetScope(t) {
     node(redisUrl, over = {}) {
       count += 1;
       const n = startNode({
-        redis: redisUrl, name, b: B, r: R, maxNodes: MAX_NODES, reserve: RESERVE, leaseSeconds: LEASE,
+        redis: redisUrl, name, b: B, r: R, maxNodes: MAX_NODES, reserve: RESERVE, leaseSeconds: LEASE, maxSplitSeconds: MAX_SPLIT,
         refresh: REFRESH, cutFile, countFile: join(dir, `counts-${count}`), ...over,
       }, `node${count}`);
       defer(() => n.kill9());

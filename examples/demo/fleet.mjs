@@ -47,7 +47,7 @@ const CLOSE_TIMEOUT_MS = 5_000; // close() resolves within 1 s of asking Redis; 
 const FLEET_BUDGET = Object.freeze({
   unverifiedUnits: FLEET.b,
   maxUnitsPerSecond: FLEET.r,
-  fleet: { redisEnv: REDIS_ENV, name: 'spend-sentinel-demo', maxNodes: FLEET.maxNodes, reserve: FLEET.reserve, leaseSeconds: FLEET.leaseSeconds },
+  fleet: { redisEnv: REDIS_ENV, name: 'spend-sentinel-demo', maxNodes: FLEET.maxNodes, reserve: FLEET.reserve, leaseSeconds: FLEET.leaseSeconds, maxSplitSeconds: FLEET.maxSplitSeconds },
 });
 
 let printed = null; // the last line printed

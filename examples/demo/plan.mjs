@@ -83,6 +83,9 @@ export const FLEET = Object.freeze({
   maxNodes: 6,
   reserve: 0.25,
   leaseSeconds: 5,
+  // One standalone Redis: no replica to promote, so no split brain to ride out (its holds and
+  // sweeps are leaseSeconds × 1.03 + 2 s, not 12 s longer).
+  maxSplitSeconds: 0,
   names: Object.freeze(['node-1', 'node-2', 'node-3', 'node-4', 'node-5']),
   first: 2, // nodes started by the hold phase; the rest join at scale-up
   victim: 'node-4',

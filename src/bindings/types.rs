@@ -249,6 +249,9 @@ pub struct FleetReadout {
     pub reserve: f64,
     /// The fleet's `leaseSeconds`, adopted likewise: every lease in a fleet has one length.
     pub lease_seconds: f64,
+    /// The fleet's `maxSplitSeconds`, adopted likewise: leases end and holds last this much
+    /// longer.
+    pub max_split_seconds: f64,
     /// This node's own `maxNodes`, `reserve` and `leaseSeconds`: they differ from the fleet's
     /// during a rolling update that changes them (one `warn` log line).
     pub configured: FleetSettings,
@@ -268,12 +271,13 @@ pub struct FleetReadout {
     pub redis_error: Either<FleetRedisError, Null>,
 }
 
-/// A fleet's shape: `maxNodes`, `reserve`, `leaseSeconds`.
+/// A fleet's shape: `maxNodes`, `reserve`, `leaseSeconds`, `maxSplitSeconds`.
 #[napi(object)]
 pub struct FleetSettings {
     pub max_nodes: f64,
     pub reserve: f64,
     pub lease_seconds: f64,
+    pub max_split_seconds: f64,
 }
 
 impl From<crate::rules::fleet::Settings> for FleetSettings {
@@ -282,6 +286,7 @@ impl From<crate::rules::fleet::Settings> for FleetSettings {
             max_nodes: u64_as_f64(settings.max_nodes),
             reserve: settings.reserve,
             lease_seconds: settings.lease.as_secs_f64(),
+            max_split_seconds: settings.max_split.as_secs_f64(),
         }
     }
 }
@@ -338,6 +343,7 @@ impl From<crate::rules::fleet::FleetStatus> for FleetReadout {
             max_nodes: u64_as_f64(status.settings.max_nodes),
             reserve: status.settings.reserve,
             lease_seconds: status.settings.lease.as_secs_f64(),
+            max_split_seconds: status.settings.max_split.as_secs_f64(),
             configured: status.configured.into(),
             beyond_max_nodes: status.beyond_max_nodes,
             charged_units: or_null(status.charged_units),

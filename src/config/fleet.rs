@@ -58,7 +58,7 @@ pub(crate) fn parse_fleet(
     })
 }
 
-/// The fleet's shape (`maxNodes`, `reserve`, `leaseSeconds`) for the budget `input`: all of
+/// The fleet's shape (`maxNodes`, `reserve`, `leaseSeconds`, `maxSplitSeconds`) for the budget `input`: all of
 /// `budget.fleet` the `window` calculator needs (it reaches no Redis).
 pub(crate) fn parse_fleet_shape(
     fleet: &Section<'_>,
@@ -73,6 +73,7 @@ pub(crate) fn parse_fleet_shape(
     };
     let reserve = fleet.number_or_default("reserve")?;
     let lease_seconds = fleet.number_or_default("leaseSeconds")?;
+    let max_split_seconds = fleet.number_or_default("maxSplitSeconds")?;
     Ok(FleetShape {
         fleet_ceiling_units: input.fleet_ceiling_units,
         max_units_per_second: input.max_units_per_second,
@@ -81,6 +82,8 @@ pub(crate) fn parse_fleet_shape(
         reserve,
         // In range: 5 to 600 s.
         lease: Duration::from_secs_f64(lease_seconds),
+        // In range: 0 to 120 s.
+        max_split: Duration::from_secs_f64(max_split_seconds),
         max_stale: input.max_stale_seconds.map(Duration::from_secs_f64),
     })
 }

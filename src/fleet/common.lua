@@ -42,7 +42,9 @@ local function server()
   return id .. ':' .. replid, replicas
 end
 
-local function read_state()
+-- The fleet's state, or nil when there is none. A state written before maxSplitSeconds existed
+-- takes the caller's (`max_split_ms`), and keeps it from its next save on.
+local function read_state(max_split_ms)
   local flat = redis.call('HGETALL', key)
   if #flat == 0 then return nil end
   local s = { leases = {}, gone = {}, charges = {}, dirty = {} }
@@ -66,16 +68,17 @@ local function read_state()
   s.version, s.held, s.cseq = tonumber(s.version), tonumber(s.held), tonumber(s.cseq)
   s.swept = tonumber(s.swept) or 0
   s.reserve, s.max_nodes, s.lease_ms = tonumber(s.reserve), tonumber(s.max_nodes), tonumber(s.lease_ms)
+  s.max_split_ms = tonumber(s.max_split_ms) or max_split_ms
   return s
 end
 
 -- A fleet with no state: new, or its state was lost. Either way growth is held until every lease
 -- granted before has lapsed and a valid refresh sent after that has settled the fleet.
 -- The creating node's shape becomes the fleet's for as long as the state lives.
-local function fresh_state(id, server_id, reserve, max_nodes, lease_ms)
+local function fresh_state(id, server_id, reserve, max_nodes, lease_ms, max_split_ms)
   return { leases = {}, gone = {}, charges = {}, dirty = {}, id = id, version = 0,
     epoch = id, held = 1, server = server_id, cseq = 0, swept = 0, reserve = reserve,
-    max_nodes = max_nodes, lease_ms = lease_ms }
+    max_nodes = max_nodes, lease_ms = lease_ms, max_split_ms = max_split_ms }
 end
 
 -- A loss this state can tell: a new epoch begins, held. Charges of the old epoch stay charged.
@@ -129,15 +132,24 @@ local function bury(s, node, seq)
   put(s, 't:' .. node, tostring(s.version + 1) .. '|' .. seq)
 end
 
+-- How long ago a node must have seen a state for its report to end leases: max_split_ms +
+-- lease_ms × 1.03 + 2 s, the length of a hold (rules::fleet::growth_hold says the same). A lease
+-- this copy holds may have been renewed on an old primary for up to max_split_ms after the
+-- copy was promoted (a split brain), its deadline moved where this server never saw it; a node
+-- that saw this epoch that long ago saw it after the promotion, so by then that deadline passed.
+local function sweep_age_ms(s)
+  return s.max_split_ms + s.lease_ms * 1.03 + 2000
+end
+
 -- A node saw this state at `version` (of this lineage and epoch) at least `age_ms` ago on its
 -- own clock. Every lease written at or before that version, and not renewed since, was written
 -- at least that long ago in real time (less 1 % for the reporter's clock rate): with a whole
--- lease measured, its holder's deadline has certainly passed. Such a lease ends. It is not
--- returned to the pool: its whole grant (and its static floor, whose slot another node may take
--- now) may have been spent, so it stays charged until a valid refresh sent after a node saw the
--- charge settles it. Ended leases seen as long are forgotten.
+-- lease and the longest split measured, its holder's deadline has certainly passed. Such a
+-- lease ends. It is not returned to the pool: its whole grant (and its static floor, whose slot
+-- another node may take now) may have been spent, so it stays charged until a valid refresh
+-- sent after a node saw the charge settles it. Ended leases seen as long are forgotten.
 local function sweep(s, id, epoch, version, age_ms)
-  if age_ms < s.lease_ms or id ~= s.id or epoch ~= s.epoch then return end
+  if age_ms < sweep_age_ms(s) or id ~= s.id or epoch ~= s.epoch then return end
   s.swept = math.max(s.swept, version)
   for node, gone in pairs(s.gone) do
     if gone.written <= version then
@@ -177,7 +189,7 @@ end
 local function save(s, ttl_ms)
   s.version = s.version + 1
   for _, field in ipairs({ 'id', 'epoch', 'server' }) do put(s, field, s[field]) end
-  for _, field in ipairs({ 'version', 'held', 'cseq', 'swept', 'max_nodes', 'lease_ms' }) do
+  for _, field in ipairs({ 'version', 'held', 'cseq', 'swept', 'max_nodes', 'lease_ms', 'max_split_ms' }) do
     put(s, field, tostring(s[field]))
   end
   put(s, 'reserve', num(s.reserve))
@@ -203,7 +215,7 @@ local function reply(s, replicas, loss, extra)
   local out = {
     s.id, tostring(s.version), s.epoch, tostring(s.held), tostring(count(s.leases)),
     tostring(s.max_nodes), num(s.reserve), tostring(s.lease_ms), num(charged(s, 'pool') + charged(s, 'floor')), tostring(s.cseq),
-    tostring(replicas), loss and '1' or '0',
+    tostring(replicas), loss and '1' or '0', tostring(s.max_split_ms),
   }
   for _, v in ipairs(extra) do out[#out + 1] = v end
   return out

@@ -72,6 +72,7 @@ mod tests {
             reserve: 0.5,
             max_nodes: 4,
             lease: Duration::from_secs(10),
+            max_split: Duration::from_secs(12),
         };
         let status = FleetStatus {
             mode: Mode::Leased,

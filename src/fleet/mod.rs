@@ -13,7 +13,7 @@ mod explorer;
 pub(crate) mod lua_redis;
 pub mod metrics;
 #[cfg(test)]
-mod release_tests;
+mod script_tests;
 mod scripts;
 #[cfg(test)]
 mod simulation;

@@ -5,6 +5,7 @@
 --   13 acked seq   14 acked version   15 seen id   16 seen epoch   17 seen version
 --   18 seen age ms (-1: none)   19 settle_through (0: none)   20 end_hold ('' : none)
 --   21 an id for a new fleet or epoch   22 ttl_ms   23 floor (the static floor the node uses)
+--   24 max_split_ms (the node's maxSplitSeconds: a new fleet's shape)
 -- keep is what the node promised not to exceed of its lease while this call is in flight: the
 -- grant never goes below it (the node may have used that much), and grows only while growth is
 -- not held. floor_used is what it used of a static floor: a node that finds no static floor for
@@ -15,13 +16,13 @@ local lease_ms, known_id, known_version, known_epoch = tonumber(ARGV[9]), ARGV[1
 local acked_seq, acked_version, seen_id, seen_epoch = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15], ARGV[16]
 local seen_version, seen_age = tonumber(ARGV[17]), tonumber(ARGV[18])
 local settle_through, end_hold, new_id, ttl_ms = tonumber(ARGV[19]), ARGV[20], ARGV[21], tonumber(ARGV[22])
-local node_floor = tonumber(ARGV[23])
+local node_floor, max_split_ms = tonumber(ARGV[23]), tonumber(ARGV[24])
 
 local server_id, replicas = server()
-local s = read_state()
+local s = read_state(max_split_ms)
 local loss = false
 if not s then
-  s = fresh_state(new_id, server_id, reserve, max_nodes, lease_ms)
+  s = fresh_state(new_id, server_id, reserve, max_nodes, lease_ms, max_split_ms)
   -- A node that knew a fleet finds none: its state was lost (the fresh state holds growth).
   loss = known_id ~= ''
 elseif s.server ~= server_id then

@@ -98,6 +98,7 @@ pub(crate) fn renew_argv(
         new_id.to_owned(),
         ttl_ms(shape).to_string(),
         request.floor_units.to_string(),
+        millis_u64(shape.max_split).to_string(),
     ]);
     argv
 }
@@ -154,5 +155,6 @@ pub(crate) fn release_argv(
     argv.push(request.floor_used.to_string());
     argv.push(request.known.version.to_string());
     argv.push(new_id.to_owned());
+    argv.push(millis_u64(shape.max_split).to_string());
     argv
 }

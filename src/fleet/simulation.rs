@@ -420,6 +420,7 @@ async fn seeded_sim(
         max_nodes: rng.random_range(max_nodes),
         reserve: reserves[rng.random_range(0..reserves.len())],
         lease: Duration::from_millis(rng.random_range(5000..=8000)),
+        max_split: Duration::ZERO,
         max_stale: None,
     };
     let mut sim = new_sim(port, seed, shape).await;
@@ -606,6 +607,7 @@ fn two_node_shape() -> FleetShape {
         max_nodes: 2,
         reserve: 0.0,
         lease: Duration::from_secs(5),
+        max_split: Duration::ZERO,
         max_stale: None,
     }
 }
@@ -677,6 +679,7 @@ fn settled_grants_are_what_the_calculator_shows() {
                 max_nodes: 5,
                 reserve: 0.25,
                 lease: Duration::from_secs(5),
+                max_split: Duration::ZERO,
                 max_stale: max_stale.map(Duration::from_secs_f64),
             };
             let live_nodes = u32::try_from(live).unwrap();

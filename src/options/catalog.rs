@@ -295,6 +295,25 @@ pub static FLEET: Group = Group {
             ..OPT
         },
         Opt {
+            key: "maxSplitSeconds",
+            kind: Kind::Number(Some(Range {
+                min: 0.0,
+                min_open: false,
+                max: 120.0,
+                max_open: false,
+                whole: false,
+                must: "from 0 to 120 seconds",
+            })),
+            // Redis's default `min-replicas-max-lag` (10 s), and the ~2 s Redis takes to notice
+            // that its replicas are gone.
+            default: Default::Number(12.0),
+            doc: "The longest split brain the fleet rides out (two Redis primaries taking writes \
+                  after a failover that did not fence the old one): keep Redis's \
+                  `min-replicas-max-lag` at most this less 2 s, or use 0 with a fencing \
+                  failover. Leases end and holds last this much longer",
+            ..OPT
+        },
+        Opt {
             key: "tls",
             kind: Kind::Object(&FLEET_TLS),
             default: Default::Text("the system's roots, no client certificate"),

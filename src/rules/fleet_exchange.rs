@@ -139,6 +139,7 @@ mod tests {
             fleet_max_nodes: 4,
             fleet_reserve: 0.25,
             fleet_lease_ms: 30_000,
+            fleet_max_split_ms: 0,
             charged_units: 0.0,
             charges_through: 0,
             replicas: 0,

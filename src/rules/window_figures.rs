@@ -133,7 +133,7 @@ fn fleet_figures(shape: &FleetShape, live_nodes: u32) -> Figures {
             want_units: shape.want_beyond(on_floor.floor_units()),
             grant_units,
             floor_only: window_figures(&BudgetSource::Fleet(on_floor), r, plan),
-            first_grants_after: growth_hold(shape.lease),
+            first_grants_after: growth_hold(shape.lease, shape.max_split),
         }),
     }
 }

@@ -49,6 +49,7 @@ fn a_node_costs_redis_at_most_10_calls_and_30_commands_a_minute() {
         max_nodes: 4,
         reserve: 0.25,
         lease: Duration::from_secs(30),
+        max_split: Duration::ZERO,
         max_stale: None,
     };
     let mut world = World::new(vec![shape]);

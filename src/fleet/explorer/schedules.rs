@@ -37,6 +37,7 @@ fn shape(lease_seconds: u64) -> FleetShape {
         max_nodes: 3,
         reserve: 0.25,
         lease: Duration::from_secs(lease_seconds),
+        max_split: Duration::ZERO,
         max_stale: None,
     }
 }

@@ -242,6 +242,7 @@ impl Trace {
             self.fresh_id(),
             "3600000".into(),
             floor.into(),
+            self.max_split_ms(),
         ]
     }
 
@@ -263,7 +264,14 @@ impl Trace {
             floor_used,
             or_zero(&known.version),
             self.fresh_id(),
+            self.max_split_ms(),
         ]
+    }
+
+    /// A node's maxSplitSeconds in ms: mostly none, now and then a few seconds (a fleet's
+    /// first call sets it; a state without one adopts the caller's).
+    fn max_split_ms(&mut self) -> String {
+        ["0", "0", "1000", "5000"][self.rng.random_range(0..4)].into()
     }
 }
 

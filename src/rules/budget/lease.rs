@@ -19,6 +19,10 @@ pub struct FleetShape {
     pub reserve: f64,
     /// How long a grant lives in Redis without renewal.
     pub lease: Duration,
+    /// The longest split brain the fleet is built to ride out: two Redis primaries taking the
+    /// fleet's writes at once, after a failover that did not fence the old one. Every lease
+    /// ends, and every hold lasts, this much longer (see `rules::fleet::growth_hold`).
+    pub max_split: Duration,
     /// Optional cap on the stale window (see [`stale_window_seconds`]).
     pub max_stale: Option<Duration>,
 }
@@ -226,6 +230,7 @@ pub fn example_shape() -> FleetShape {
         max_nodes: 4,
         reserve: 0.25,
         lease: Duration::from_secs(30),
+        max_split: Duration::ZERO,
         max_stale: None,
     }
 }

@@ -12,15 +12,18 @@ use super::status::{FleetEvent, Settings};
 use crate::numbers::{millis_u64, u64_as_f64};
 use crate::rules::budget::lease::FleetShape;
 
-/// After a loss, no grant grows for leaseSeconds × 1.03 + 2 s on the detecting node's clock:
-/// every lease granted before has lapsed by then, with clocks within ±1 % of real time.
+/// After a loss, no grant grows for maxSplitSeconds + leaseSeconds × 1.03 + 2 s on the
+/// detecting node's clock: every lease granted before has lapsed by then, with clocks within
+/// ±1 % of real time, including those an old primary went on renewing for up to maxSplitSeconds.
 const HOLD_RATE_MARGIN: f64 = 1.03;
 const HOLD_MARGIN: Duration = Duration::from_secs(2);
 
-/// How long growth is held after a loss (and on a fleet's first start) for leases of `lease`:
-/// leaseSeconds × 1.03 + 2 s.
-pub fn growth_hold(lease: Duration) -> Duration {
-    lease.mul_f64(HOLD_RATE_MARGIN) + HOLD_MARGIN
+/// How long growth is held after a loss (and on a fleet's first start), for leases of `lease`
+/// and splits of up to `max_split`: maxSplitSeconds + leaseSeconds × 1.03 + 2 s. It is also how
+/// long ago a node must have seen a state for its report to end leases (the sweep): a lease
+/// whose holder renewed on an old primary during a split, unseen here, lapses by then too.
+pub fn growth_hold(lease: Duration, max_split: Duration) -> Duration {
+    max_split + lease.mul_f64(HOLD_RATE_MARGIN) + HOLD_MARGIN
 }
 /// How many recent answers a node remembers, to find the one a valid refresh was sent after.
 const RECENT_ANSWERS: usize = 4;
@@ -68,6 +71,7 @@ pub(super) fn own_settings(shape: &FleetShape) -> Settings {
         reserve: shape.reserve,
         max_nodes: u64::from(shape.max_nodes),
         lease: shape.lease,
+        max_split: shape.max_split,
     }
 }
 
@@ -76,6 +80,7 @@ fn fleet_settings(reply: &FleetReply) -> Settings {
         reserve: reply.fleet_reserve,
         max_nodes: reply.fleet_max_nodes,
         lease: Duration::from_millis(reply.fleet_lease_ms),
+        max_split: Duration::from_millis(reply.fleet_max_split_ms),
     }
 }
 
@@ -84,6 +89,7 @@ fn adopts(shape: &FleetShape, reply: &FleetReply) -> bool {
     u64::from(shape.max_nodes) != reply.fleet_max_nodes
         || (shape.reserve - reply.fleet_reserve).abs() > 1e-12
         || millis_u64(shape.lease) != reply.fleet_lease_ms
+        || millis_u64(shape.max_split) != reply.fleet_max_split_ms
 }
 
 #[derive(Debug, Clone, Default)]
@@ -95,9 +101,10 @@ pub(super) struct Memory {
     seen: VecDeque<Answer>,
     hold: Option<HoldTimer>,
     over_max_nodes: bool,
-    /// The longest leaseSeconds this node ever ran with (its own or adopted): its holds last
-    /// at least that.
+    /// The longest leaseSeconds and maxSplitSeconds this node ever ran with (its own or
+    /// adopted): its holds last at least that.
     longest_lease: Duration,
+    longest_split: Duration,
     adopted: bool,
 }
 
@@ -141,7 +148,11 @@ impl Memory {
             .longest_lease
             .max(shape.lease)
             .max(Duration::from_millis(reply.fleet_lease_ms));
-        let hold_length = growth_hold(self.longest_lease);
+        self.longest_split = self
+            .longest_split
+            .max(shape.max_split)
+            .max(Duration::from_millis(reply.fleet_max_split_ms));
+        let hold_length = growth_hold(self.longest_lease, self.longest_split);
         let floor_units = self.floor_units(shape);
         self.hold = match self.hold.take() {
             _ if !reply.held => None,
@@ -185,6 +196,15 @@ impl Memory {
         })
     }
 
+    /// How long ago a state must have been seen for a report of it to end leases: the hold's
+    /// length for the fleet's lease and maxSplitSeconds as adopted (this node's own before any).
+    pub(super) fn sweep_age(&self, shape: &FleetShape) -> Duration {
+        let max_split = self.last.as_ref().map_or(shape.max_split, |last| {
+            Duration::from_millis(last.reply.fleet_max_split_ms)
+        });
+        growth_hold(self.lease(shape), max_split)
+    }
+
     /// The static floor this node may use: its own before Redis answered; after, none when it
     /// holds no static floor (more nodes than `maxNodes`), else the smaller of its own and the
     /// fleet's (b × the fleet's reserve / the fleet's maxNodes): a smaller floor is always safe.
@@ -212,10 +232,10 @@ impl Memory {
         self.last.as_ref().is_some_and(|last| !last.slot)
     }
 
-    /// The newest answer received a whole lease (`lease`) or more before `now`, as a report;
-    /// older ones are forgotten.
-    pub(super) fn seen_at(&mut self, now: Duration, lease: Duration) -> Option<Seen> {
-        let old_enough = |a: &Answer| a.received_at + lease <= now;
+    /// The newest answer received `age` (the sweep's age, [`Memory::sweep_age`]) or more before
+    /// `now`, as a report; older ones are forgotten.
+    pub(super) fn seen_at(&mut self, now: Duration, age: Duration) -> Option<Seen> {
+        let old_enough = |a: &Answer| a.received_at + age <= now;
         while self.seen.len() > 1 && self.seen.get(1).is_some_and(old_enough) {
             self.seen.pop_front();
         }

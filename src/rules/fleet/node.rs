@@ -176,7 +176,6 @@ impl FleetNode {
                 ..lease
             });
         let (settle_through, end_hold) = self.memory.settle_args(local.last_valid_sent);
-        let lease = self.lease();
         let request = RenewRequest {
             seq: self.seq,
             want: self.shape.want_beyond(self.floor_units()),
@@ -187,7 +186,7 @@ impl FleetNode {
             known: self.memory.known(),
             acked_seq: self.acked_seq,
             acked_version: self.acked_version,
-            seen: self.memory.seen_at(now, lease),
+            seen: self.memory.seen_at(now, self.memory.sweep_age(&self.shape)),
             settle_through,
             end_hold,
             sent_at: now,
@@ -273,13 +272,12 @@ impl FleetNode {
             return None;
         }
         self.seq += 1;
-        let lease = self.lease();
         Some(ReleaseRequest {
             seq: self.seq,
             used_units: local.used_beyond_floor,
             floor_used: local.floor_used,
             known: self.memory.known(),
-            seen: self.memory.seen_at(now, lease),
+            seen: self.memory.seen_at(now, self.memory.sweep_age(&self.shape)),
         })
     }
 

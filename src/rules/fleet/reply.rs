@@ -21,6 +21,9 @@ pub struct FleetReply {
     pub fleet_max_nodes: u64,
     pub fleet_reserve: f64,
     pub fleet_lease_ms: u64,
+    /// The fleet's maxSplitSeconds, in ms (0 from a state written before it existed: see
+    /// renew.lua).
+    pub fleet_max_split_ms: u64,
     /// Units waiting to be settled.
     pub charged_units: f64,
     /// Every charge so far has a number up to this one: a valid refresh sent after this answer
@@ -84,7 +87,7 @@ impl Fields<'_> {
 }
 
 /// How many fields the common part has; a renewal's grant follows.
-const COMMON: usize = 12;
+const COMMON: usize = 13;
 
 impl FleetReply {
     /// Reads the common fields (a release's whole answer).
@@ -103,6 +106,7 @@ impl FleetReply {
             charges_through: f.whole(9)?,
             replicas: f.whole(10)?,
             loss: f.flag(11)?,
+            fleet_max_split_ms: f.whole(12)?,
         })
     }
 
@@ -133,10 +137,11 @@ mod tests {
     #[test]
     fn a_renewal_answer_is_read_and_garbage_is_refused() {
         let (reply, grant) = FleetReply::parse_renewal(&fields(&[
-            "f1", "7", "e1", "1", "3", "4", "0.25", "30000", "12.5", "9", "1", "0", "40", "50",
-            "0", "1", "0",
+            "f1", "7", "e1", "1", "3", "4", "0.25", "30000", "12.5", "9", "1", "0", "12000", "40",
+            "50", "0", "1", "0",
         ]))
         .unwrap();
+        assert_eq!(reply.fleet_max_split_ms, 12_000);
         assert_eq!(
             (
                 reply.version,

@@ -43,6 +43,7 @@ pub struct Settings {
     pub reserve: f64,
     pub max_nodes: u64,
     pub lease: Duration,
+    pub max_split: Duration,
 }
 
 /// `sentinel.fleet()` and the fleet metrics, as of one moment.

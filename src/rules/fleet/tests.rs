@@ -29,6 +29,7 @@ fn reply() -> FleetReply {
         fleet_max_nodes: 4,
         fleet_reserve: 0.25,
         fleet_lease_ms: 30_000,
+        fleet_max_split_ms: 0,
         charged_units: 0.0,
         charges_through: 0,
         replicas: 0,
@@ -312,24 +313,27 @@ fn charges_settle_only_with_a_refresh_sent_after_the_answer_that_listed_them() {
     assert_eq!(request.settle_through, 9);
 }
 
+/// A report ends leases in Redis only when its state was seen maxSplitSeconds + leaseSeconds ×
+/// 1.03 + 2 s ago (the fleet's 30 s leases, no split: 32.9 s), so a node reports the newest
+/// answer that old.
 #[test]
-fn a_renewal_reports_the_newest_state_it_saw_a_whole_lease_ago() {
+fn a_renewal_reports_the_newest_state_it_saw_a_sweeps_age_ago() {
     let mut node = FleetNode::new(shape());
     let at = |version| FleetReply { version, ..reply() };
     let (_, first) = renewed(&mut node, 10.0, None, &at(3), grant(20.0, 20.0));
     let (_, second) = renewed(&mut node, 20.0, first.lease, &at(8), grant(20.0, 20.0));
-    let (request, _) = node.renewal(secs(40.0), &local(second.lease, 0.0, None));
+    let (request, _) = node.renewal(secs(42.9), &local(second.lease, 0.0, None));
     assert_eq!(
         request.seen, None,
-        "version 3 was received at 10.01: not a lease ago"
+        "version 3 was received at 10.01: not 32.9 s ago"
     );
-    let (request, _) = node.renewal(secs(40.01), &local(second.lease, 0.0, None));
+    let (request, _) = node.renewal(secs(42.92), &local(second.lease, 0.0, None));
     let seen = request.seen.unwrap();
     assert_eq!(
         (seen.fleet_id.as_str(), seen.epoch.as_str(), seen.version),
         ("f1", "e1", 3)
     );
-    assert_eq!(seen.age, secs(30.0));
+    assert_eq!(seen.age, secs(42.92).saturating_sub(secs(10.01)));
     let (request, _) = node.renewal(secs(55.0), &local(second.lease, 0.0, None));
     let seen = request.seen.unwrap();
     assert_eq!(
@@ -337,6 +341,21 @@ fn a_renewal_reports_the_newest_state_it_saw_a_whole_lease_ago() {
         (8, secs(55.0 - 20.01)),
         "the newest old enough"
     );
+}
+
+/// With splits of up to 12 s adopted from the fleet, the report waits 12 s longer.
+#[test]
+fn the_fleets_max_split_lengthens_the_sweeps_age() {
+    let mut node = FleetNode::new(shape());
+    let split = FleetReply {
+        fleet_max_split_ms: 12_000,
+        ..reply()
+    };
+    let (_, first) = renewed(&mut node, 10.0, None, &split, grant(20.0, 20.0));
+    let (request, _) = node.renewal(secs(54.9), &local(first.lease, 0.0, None));
+    assert_eq!(request.seen, None, "received at 10.01: not 44.9 s ago");
+    let (request, _) = node.renewal(secs(54.92), &local(first.lease, 0.0, None));
+    assert_eq!(request.seen.map(|seen| seen.version), Some(1));
 }
 
 #[test]
@@ -389,6 +408,34 @@ fn the_fleets_shape_is_adopted_its_lease_and_floor_and_the_hold_follow_the_longe
         "held until 30.01 + 61.8 + 2 = 93.81"
     );
     let (request, _) = node.renewal(secs(95.0), &local(None, 0.0, Some(94.0)));
+    assert_eq!(request.end_hold.as_deref(), Some("e2"));
+}
+
+/// A hold lasts maxSplitSeconds + leaseSeconds × 1.03 + 2 s: every lease an old primary went on
+/// renewing during a split of up to maxSplitSeconds has lapsed by then. The longest split the
+/// node ever ran with counts, as the longest lease does.
+#[test]
+fn a_hold_lasts_the_longest_split_and_lease_the_node_knew() {
+    let mut node = FleetNode::new(shape()); // own: 30 s leases, no split
+    let split = FleetReply {
+        fleet_max_split_ms: 12_000,
+        ..reply()
+    };
+    let (_, applied) = renewed(&mut node, 10.0, None, &split, grant(20.0, 20.0));
+    // Lost, and created anew by a node that allows no split: the 12 s still count.
+    let lost = FleetReply {
+        held: true,
+        loss: true,
+        epoch: "e2".into(),
+        ..reply()
+    };
+    renewed(&mut node, 20.0, applied.lease, &lost, grant(20.0, 20.0));
+    let (request, _) = node.renewal(secs(65.0), &local(None, 0.0, Some(64.9)));
+    assert_eq!(
+        request.end_hold, None,
+        "held until 20.01 + 12 + 30.9 + 2 = 64.91"
+    );
+    let (request, _) = node.renewal(secs(66.0), &local(None, 0.0, Some(64.95)));
     assert_eq!(request.end_hold.as_deref(), Some("e2"));
 }
 
