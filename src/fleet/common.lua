@@ -110,6 +110,7 @@ end
 
 -- Many charges waiting (a long outage with churn): the oldest are merged into the next one. A
 -- merged charge settles with the later number: later, never sooner.
+-- Keeps C: a merge moves units between charges, never drops any.
 local MAX_CHARGES = 64
 local function bound_charges(s)
   local numbers = {}
@@ -148,6 +149,7 @@ end
 -- lease ends. It is not returned to the pool: its whole grant (and its static floor, whose slot
 -- another node may take now) may have been spent, so it stays charged until a valid refresh
 -- sent after a node saw the charge settles it. Ended leases seen as long are forgotten.
+-- Keeps T (docs/fleet-protocol.md, Invariants).
 local function sweep(s, id, epoch, version, age_ms)
   if age_ms < sweep_age_ms(s) or id ~= s.id or epoch ~= s.epoch then return end
   s.swept = math.max(s.swept, version)

@@ -56,6 +56,7 @@ if known_id == s.id and not loss and keep > 0 and acked_seq > 0
   loss = true
 end
 
+-- Keeps S: charges settle only in the lineage and epoch the node's answers came from.
 if known_id == s.id and known_epoch == s.epoch then
   if settle_through > 0 then
     for n, _ in pairs(s.charges) do
@@ -132,6 +133,7 @@ for i, entry in ipairs(order) do
   if entry.id == node then target = share end
 end
 
+-- Keeps C (docs/fleet-protocol.md, Invariants): the grant is what is left, or the keep.
 local grant = keep
 if s.held == 0 then
   grant = math.max(keep, math.min(target, pool - held_by_others - total_charged))

@@ -39,7 +39,8 @@ pub fn next_step(fleet: &mut FleetNode, state: &mut SentinelState, now: Duration
 }
 
 /// The renewal to send now, built from the ledger of this moment, with the lease capped at the
-/// `keep` it tells Redis (a share above the fair one is handed back first).
+/// `keep` it tells Redis (a share above the fair one is handed back first). Keeps U
+/// (docs/fleet-protocol.md, Invariants): nothing is admitted beyond what Redis is told to keep.
 pub fn send_renewal(
     fleet: &mut FleetNode,
     state: &mut SentinelState,

@@ -295,6 +295,7 @@ impl SentinelState {
         self.budget.set_lease(lease);
     }
 
+    /// Keeps U (docs/fleet-protocol.md, Invariants): only what a charge covers leaves the lease.
     /// A lease of this node ended in Redis and was charged whole, grant and static floor: the
     /// units the ledger holds, up to that lease's grant + this node's floor (never more than
     /// Redis charged), need no reservation any more. Call before the answer's floor and lease

@@ -86,6 +86,7 @@ impl FleetShape {
 /// once some node measured a whole lease on its own clock since an answer that followed the
 /// write; with every clock within ±1 % of real time that is at least lease / 1.01 after the
 /// send, and this deadline at most (lease × 0.97 − 1 s) / 0.99 after it: always earlier.
+// Keeps T (docs/fleet-protocol.md, Invariants): the deadline comes before any sweep can end it.
 pub fn lease_deadline(sent_at: Duration, lease: Duration) -> Duration {
     (sent_at + lease.mul_f64(0.97)).saturating_sub(Duration::from_secs(1))
 }

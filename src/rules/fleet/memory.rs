@@ -234,6 +234,7 @@ impl Memory {
 
     /// The newest answer received `age` (the sweep's age, [`Memory::sweep_age`]) or more before
     /// `now`, as a report; older ones are forgotten.
+    /// Keeps T (docs/fleet-protocol.md, Invariants), with `sweep` in common.lua.
     pub(super) fn seen_at(&mut self, now: Duration, age: Duration) -> Option<Seen> {
         let old_enough = |a: &Answer| a.received_at + age <= now;
         while self.seen.len() > 1 && self.seen.get(1).is_some_and(old_enough) {
@@ -268,6 +269,7 @@ impl Memory {
     /// What a renewal sent now may settle: the charges of the latest answer (in the current
     /// epoch) that arrived before the latest valid refresh was sent, and the hold, when this
     /// node's hold timer ran out before that send.
+    /// Keeps S (docs/fleet-protocol.md, Invariants).
     pub(super) fn settle_args(&self, last_valid_sent: Option<Duration>) -> (u64, Option<String>) {
         let (Some(sent), Some(last)) = (last_valid_sent, &self.last) else {
             return (0, None);

@@ -160,8 +160,9 @@ impl FleetNode {
         self.giving_back = false;
         let held = local.usable_at(now);
         let used = local.used_beyond_floor;
-        // Units the ledger used stay reserved even when the grant they came from has lapsed:
-        // they may have been spent, and Redis may not have ended (and charged) that lease yet.
+        // Keeps U (docs/fleet-protocol.md, Invariants). Units the ledger used stay reserved even
+        // when the grant they came from has lapsed: they may have been spent, and Redis may not
+        // have ended (and charged) that lease yet.
         let keep = match self.memory.lowering_to() {
             Some(share) => held.min(share.max(used)),
             None => held,
