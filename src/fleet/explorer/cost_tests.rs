@@ -39,8 +39,8 @@ fn tick(world: &mut World, sent: &mut [Option<Duration>]) {
     world.apply(&Action::Wait(100)).expect("no promise broken");
 }
 
-/// At the default lease (30 s), under full-rate traffic, with an authority answering in 700 ms:
-/// at most 10 calls (round trips) and 30 commands a node a minute.
+/// At the default lease (30 s) and split (12 s), under full-rate traffic, with an authority
+/// answering in 700 ms: at most 10 calls (round trips) and 30 commands a node a minute.
 #[test]
 fn a_node_costs_redis_at_most_10_calls_and_30_commands_a_minute() {
     let shape = FleetShape {
@@ -49,7 +49,7 @@ fn a_node_costs_redis_at_most_10_calls_and_30_commands_a_minute() {
         max_nodes: 4,
         reserve: 0.25,
         lease: Duration::from_secs(30),
-        max_split: Duration::ZERO,
+        max_split: Duration::from_secs(12),
         max_stale: None,
     };
     let mut world = World::new(vec![shape]);
