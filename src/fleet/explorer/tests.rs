@@ -19,12 +19,17 @@ fn explore_or_fail(profile: Profile, first_seed: u64, runs: u64, steps: usize) -
     }
 }
 
-#[test]
-fn the_explorer_finds_no_schedule_that_breaks_a_promise() {
-    let steps: u64 = std::env::var("EXPLORER_STEPS")
+/// A number from the environment (a longer or another batch than the default).
+fn number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_explorer_finds_no_schedule_that_breaks_a_promise() {
+    let steps = number("EXPLORER_STEPS", 1_000_000);
     let explored = explore_or_fail(Profile::EVERYTHING, 1, steps.div_ceil(2_000), 2_000);
     assert!(explored.steps >= steps);
     assert!(
@@ -79,12 +84,6 @@ const KINDS: [(&str, Profile); 5] = [
 
 #[test]
 fn no_kind_of_trouble_alone_breaks_a_promise() {
-    let number = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
     let (first_seed, runs) = (
         number("EXPLORER_FIRST_SEED", 1),
         number("EXPLORER_KIND_RUNS", 100),
@@ -114,12 +113,6 @@ fn no_kind_of_trouble_alone_breaks_a_promise() {
 /// `Profile::EVERYTHING` to include splits).
 #[test]
 fn the_explorer_finds_a_split_brain_that_breaks_the_ceiling_today() {
-    let number = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
     let (first_seed, runs) = (
         number("EXPLORER_FIRST_SEED", 1),
         number("EXPLORER_SPLIT_RUNS", 50),
