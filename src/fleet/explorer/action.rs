@@ -71,6 +71,18 @@ pub(crate) enum Action {
     Snapshot,
     /// The primary dies; the replica takes over with what it has, under another server id.
     Failover,
+    /// A split brain of `ms` real time: the replica is promoted with what it has, under another
+    /// server id, while the old primary goes on taking the writes of the nodes in `stay` (the
+    /// partition or a stale Sentinel view keeps them its clients); every other node, and every
+    /// node that joins, reaches the new one. A call lands on the primary its node reaches when
+    /// it lands. After `ms` the old primary is fenced and demoted to a replica of the new one
+    /// (what it took since the split is dropped) and every node reaches the new one. The end is
+    /// part of the action, so a shrunk trace never holds a longer split than was generated.
+    /// Nothing during a split.
+    Split {
+        stay: Vec<usize>,
+        ms: u32,
+    },
     /// Redis restarts from the last snapshot (or empty, without one).
     Restart,
     /// Redis's wall clock steps (NTP, a VM resume): only key expiry reads it.

@@ -86,6 +86,12 @@ impl Checker {
         }
     }
 
+    /// During a silence: the units admitted since it began. A schedule measures how far past b
+    /// it went with this, after a violation that stopped the checks.
+    pub(super) fn admitted_since_cut(&self) -> Option<f64> {
+        self.silence.as_ref().map(|s| s.admitted)
+    }
+
     /// Some node admitted `units`.
     pub(super) fn admitted(&mut self, units: f64) {
         if let Some(silence) = &mut self.silence {

@@ -4,10 +4,10 @@
 //! `crate::fleet::lua_redis`) through generated schedules: nodes whose monotonic clocks run up to
 //! 1 % fast or slow, links cut one way or both, calls that land late or whose answers are lost,
 //! crashes, joins, more nodes than `maxNodes`, mixed configurations, the fleet's key lost, failovers
-//! to a replica that missed writes, restarts from old snapshots, Redis's clock stepped. The
-//! [`checker`] tests the fleet's promises after every step; a failing schedule is shrunk to a
-//! short trace a reader can follow (docs/fleet-protocol.md says what each invariant means and why
-//! the protocol keeps it).
+//! to a replica that missed writes, split brains (two primaries taking writes at once), restarts
+//! from old snapshots, Redis's clock stepped. The [`checker`] tests the fleet's promises after
+//! every step; a failing schedule is shrunk to a short trace a reader can follow
+//! (docs/fleet-protocol.md says what each invariant means and why the protocol keeps it).
 
 pub(crate) mod action;
 pub(crate) mod checker;

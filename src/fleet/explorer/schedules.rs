@@ -144,3 +144,96 @@ fn a_loss_holds_growth_for_the_longest_lease_in_the_fleet() {
     actions.extend(keep_renewing(1..2, 20, 1_000));
     assert_holds(&configs, &actions);
 }
+
+/// The review's split brain, its figures in one place: leaseSeconds, and how long the two
+/// primaries both take writes (b 1000, reserve 0.25 and maxNodes 3 are [`shape`]'s). A fix that
+/// bounds the splits the fleet tolerates flips the test below for splits within that bound.
+const SPLIT_LEASE_SECONDS: u64 = 30;
+const SPLIT_MS: u32 = 25_000;
+/// Renewals (and refreshes) during the split, evenly spaced: the last one on the old primary
+/// comes `SPLIT_MS / SPLIT_RENEWALS` before the split ends.
+const SPLIT_RENEWALS: u32 = 5;
+
+/// Two nodes lease half the pool each; the replica is promoted while node 0 goes on renewing on
+/// the old primary for `split_ms` (each renewal moves its deadline, which the new primary never
+/// sees), node 1 renewing on the new one. The split ends as node 0 is cut off from Redis (it
+/// keeps its grant to its deadline, as any cut-off node does). Node 1 goes on renewing and
+/// verifying every 2 s, and 20 s after the split ended the authority goes silent and both spend
+/// what they can.
+fn split_brain(lease_seconds: u64, split_ms: u32) -> (Vec<FleetShape>, Vec<Action>) {
+    let shape = shape(lease_seconds);
+    // Past the fresh fleet's hold (λ × 1.03 + 2 s), renewing every 4 s: both hold their share.
+    let hold_ms = lease_seconds * 1_030 + 2_000;
+    let rounds = usize::try_from(hold_ms.div_ceil(4_000)).expect("a few rounds") + 2;
+    let mut actions = vec![join(0), join(0)];
+    actions.extend(keep_renewing(0..2, rounds, 4_000));
+    actions.push(Action::Split {
+        stay: vec![0],
+        ms: split_ms,
+    });
+    actions.extend(keep_renewing(
+        0..2,
+        SPLIT_RENEWALS as usize,
+        split_ms / SPLIT_RENEWALS,
+    ));
+    // The split has just ended (within the last wait).
+    actions.push(cut(0));
+    // Node 0's renewals are lost on its cut link, as the lease task's would be.
+    actions.extend(keep_renewing(0..2, 10, 2_000));
+    actions.push(Action::AuthorityDown);
+    for node in 0..2 {
+        actions.push(Action::Spend { node, units: 1 });
+    }
+    (vec![shape], actions)
+}
+
+/// Every action applied, on past violations (the first stops `replay`, and the budgets' stops
+/// the checker before the ceiling's): after each action, the units admitted since the
+/// authority went silent (`None` before the silence).
+fn admitted_since_cut(configs: &[FleetShape], actions: &[Action]) -> Vec<Option<f64>> {
+    let mut world = super::world::World::new(configs.to_vec());
+    actions
+        .iter()
+        .map(|action| {
+            let _ = world.apply(action);
+            world.checker.admitted_since_cut()
+        })
+        .collect()
+}
+
+/// The split brain of the review, 25 s with leaseSeconds 30: shorter than leaseSeconds + 2 s,
+/// which docs/fleet.md says keeps the ceiling. The new primary's copy of node 0's lease is
+/// swept a lease after node 1's first answer there, the charge settles with a valid refresh
+/// once node 1's hold ends, and node 1 takes the whole pool while node 0 still holds its grant
+/// (its deadline moved by its renewals on the old primary). Today the budgets sum to 1,291.667
+/// (node 0's 375 + 83.333 floor, node 1's 750 + 83.333), and once the authority is silent the
+/// two nodes admit 1,291 units (in units of 1) where b is 1,000. This test shows the break, and
+/// fails once the protocol keeps b through such a split.
+#[test]
+fn a_split_brain_of_25_s_passes_b_today() {
+    let (configs, actions) = split_brain(SPLIT_LEASE_SECONDS, SPLIT_MS);
+    let b = configs[0].fleet_ceiling_units;
+    println!("{}", super::shrink::narrate(&configs, &actions));
+    let (_, violation) = replay(&configs, &actions);
+    let violation = violation.expect("a split of 25 s breaks a promise today");
+    assert!(
+        violation
+            .0
+            .starts_with("budgets: the live nodes' budgets sum to 1291.667 > b = 1000"),
+        "node 1 takes the whole pool while node 0 holds its grant: {violation}"
+    );
+    let since_cut = admitted_since_cut(&configs, &actions);
+    let spent = |i: usize| since_cut[i].unwrap_or(0.0);
+    // The last two actions are node 0's spending, then node 1's.
+    let n = actions.len();
+    let (n0, admitted) = (spent(n - 2), spent(n - 1));
+    println!(
+        "after T: n0 admitted {n0:.0}, n1 {:.0}: {admitted:.0} units > b = {b}",
+        admitted - n0
+    );
+    assert_eq!(
+        (n0, admitted),
+        (458.0, 1_291.0),
+        "units admitted after T (node 0's, everyone's)"
+    );
+}

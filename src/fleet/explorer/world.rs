@@ -91,6 +91,8 @@ enum Due {
     },
     /// The node gives up on the call.
     GiveUp { node: usize, call: u64 },
+    /// The split brain under way ends.
+    SplitEnds,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -102,14 +104,25 @@ enum Script {
 mod invariants;
 mod network;
 
+/// A split brain under way: the primary of before, still taking its clients' writes.
+struct Split {
+    old: LuaRedis,
+    /// The nodes that still reach it.
+    stay: Vec<usize>,
+}
+
 pub(super) struct World {
     now: Duration,
     configs: Vec<FleetShape>,
     pub(super) nodes: Vec<Node>,
+    /// The primary (during a split, the promoted one, which the replica follows).
     redis: LuaRedis,
-    /// A replica that receives every write while its link is up.
+    split: Option<Split>,
+    /// A replica that receives every write to the primary while its link is up.
     replica: Option<Snapshot>,
     replica_linked: bool,
+    /// The online replicas the primary's INFO lists (as the last `ReplicaLink` set).
+    replicas_listed: u32,
     snapshot: Option<Snapshot>,
     due: BTreeMap<(Duration, u64), Due>,
     calls: u64,
@@ -127,8 +140,10 @@ impl World {
             configs,
             nodes: Vec::new(),
             redis: LuaRedis::new(),
+            split: None,
             replica: None,
             replica_linked: true,
+            replicas_listed: 0,
             snapshot: None,
             due: BTreeMap::new(),
             calls: 0,
@@ -241,7 +256,8 @@ impl World {
             }
             Action::ReplicaLink(up) => {
                 self.replica_linked = up;
-                self.redis.set_replicas(u32::from(up), 0);
+                self.replicas_listed = u32::from(up);
+                self.redis.set_replicas(self.replicas_listed, 0);
             }
             Action::Snapshot => self.snapshot = self.redis.dump(KEY),
             Action::Failover => {
@@ -268,6 +284,7 @@ impl World {
                 self.redis.advance_server_clock(ms);
                 self.state_lost(); // the key may have expired
             }
+            Action::Split { ref stay, ms } => self.split(stay, ms),
         }
         self.check()
     }
@@ -276,6 +293,67 @@ impl World {
     fn state_lost(&mut self) {
         for node in &mut self.nodes {
             node.answered_before_loss = true;
+        }
+    }
+
+    /// Whether node `i` reaches the old primary of a split under way.
+    fn on_old_primary(&self, i: usize) -> bool {
+        self.split
+            .as_ref()
+            .is_some_and(|split| split.stay.contains(&i))
+    }
+
+    /// The primary node `i` reaches now.
+    fn primary_of(&mut self, i: usize) -> &mut LuaRedis {
+        match &mut self.split {
+            Some(split) if split.stay.contains(&i) => &mut split.old,
+            _ => &mut self.redis,
+        }
+    }
+
+    /// The replica is promoted (a new server, its clock the old one's, its state the replica's
+    /// copy) while the old primary goes on for the nodes in `stay`. The old primary lists no
+    /// replica from now on: its replica left it, so `WAIT` asks for no acknowledgement there
+    /// and its growth is used at once (Redis drops a replica whose link broke, at the latest
+    /// after `repl-timeout`); the new one lists the replicas the old one did, and they follow it.
+    fn split(&mut self, stay: &[usize], ms: u32) {
+        if self.split.is_some() {
+            return;
+        }
+        let ends = self.now + Duration::from_millis(u64::from(ms));
+        self.schedule(ends, Due::SplitEnds);
+        let mut promoted = LuaRedis::new();
+        promoted.advance_server_clock(self.redis.server_clock_ms() - promoted.server_clock_ms());
+        if let Some(copy) = self.replica.clone() {
+            promoted.restore(KEY, copy);
+        }
+        // Another seed space than the failovers' and restarts' (drawn from the call count), and
+        // the count grew since the last split: the promoted server's identity is its own.
+        promoted.new_server_identity((1 << 63) | self.calls);
+        promoted.set_replicas(self.replicas_listed, 0);
+        let mut old = std::mem::replace(&mut self.redis, promoted);
+        old.set_replicas(0, 0);
+        self.split = Some(Split {
+            old,
+            stay: stay.to_vec(),
+        });
+        // The nodes that reach the promoted copy lost what they were told since the replica's
+        // last write.
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            node.answered_before_loss |= !stay.contains(&i);
+        }
+    }
+
+    /// The old primary is fenced and demoted: what it took since the split is gone, and its
+    /// clients reach the primary, which lacks their writes since the split.
+    fn end_split(&mut self) {
+        let Some(split) = self.split.take() else {
+            return;
+        };
+        for &i in &split.stay {
+            if let Some(node) = self.nodes.get_mut(i) {
+                node.answered_before_loss = true;
+            }
         }
     }
 

@@ -68,9 +68,11 @@ impl World {
             self.happen(due);
             self.check()?;
         }
-        self.redis.advance_server_clock(
-            i64::try_from(until.saturating_sub(self.now).as_millis()).unwrap_or(0),
-        );
+        let elapsed = i64::try_from(until.saturating_sub(self.now).as_millis()).unwrap_or(0);
+        self.redis.advance_server_clock(elapsed);
+        if let Some(split) = &mut self.split {
+            split.old.advance_server_clock(elapsed);
+        }
         self.now = until;
         self.check()
     }
@@ -89,9 +91,12 @@ impl World {
                     Script::Release => scripts::RELEASE_SCRIPT,
                 };
                 self.script_calls += 1;
-                let fields = self.redis.eval(source, &[KEY], &argv);
-                self.note(|| format!("{script:?} of n{node} lands: {argv:?} -> {fields:?}"));
-                let replicated = self.replica_linked;
+                let old = self.on_old_primary(node);
+                let fields = self.primary_of(node).eval(source, &[KEY], &argv);
+                let on = if old { " on the old primary" } else { "" };
+                self.note(|| format!("{script:?} of n{node} lands{on}: {argv:?} -> {fields:?}"));
+                // The replica follows the primary; nothing follows the old one of a split.
+                let replicated = self.replica_linked && !old;
                 if replicated {
                     self.replica = self.redis.dump(KEY);
                 }
@@ -114,6 +119,10 @@ impl World {
                 fields,
                 replicated,
             } => self.answer(node, call, fields, replicated),
+            Due::SplitEnds => {
+                self.note(|| "the split ends: the old primary is fenced".to_owned());
+                self.end_split();
+            }
             Due::GiveUp { node, call } => {
                 let now = self.now;
                 let n = &mut self.nodes[node];
