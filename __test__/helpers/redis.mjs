@@ -13,7 +13,8 @@
 //
 // `startProxy(targetPort)` forwards 127.0.0.1:<ephemeral> to a Redis port, with modes switchable
 // at runtime: `pass`, `blackhole` (accept and read, forward and answer nothing, existing
-// connections included) and `reset` (destroy every connection, existing and new);
+// connections included), `reset` (destroy every connection, existing and new) and `partition`
+// (a blackhole that passes on no close either: one side closing leaves the other end unaware);
 // `retarget(port)` points it at another server (a failover behind one stable address);
 // `nextReceived()` resolves when a client next sends bytes (a request on its way).
 import { spawn } from 'node:child_process';
@@ -388,13 +389,16 @@ export async function startRedis({ port, user, password, args = [], env = {}, tl
 
 // ---- TCP proxy ---------------------------------------------------------------------------------
 
-const MODES = new Set(['pass', 'blackhole', 'reset']);
+const MODES = new Set(['pass', 'blackhole', 'reset', 'partition']);
 
 /**
  * A TCP proxy 127.0.0.1:<ephemeral> → 127.0.0.1:`initialTarget`. A connection that lost data while
  * blackholed is destroyed when the mode goes back to `pass` (its byte stream is no longer whole);
- * connections opened later pass normally. `retarget(port)` sends new connections to another port
- * and destroys the existing ones (their server is no longer the target).
+ * connections opened later pass normally. `partition` is a blackhole that also keeps a close to
+ * itself, as a network partition drops the FIN: when one side closes, the other end's socket stays
+ * open and hears nothing (a replica promoted behind it leaves the primary listing it online).
+ * `retarget(port)` sends new connections to another port and destroys the existing ones (their
+ * server is no longer the target).
  */
 export async function startProxy(initialTarget) {
   let targetPort = initialTarget;
@@ -413,11 +417,17 @@ export async function startProxy(initialTarget) {
     if (pair.upstream) pair.upstream.destroy();
   };
 
+  // One side closed: the other goes too, except in a partition, where it is kept (unaware).
+  const ended = (pair) => {
+    if (mode === 'partition') pair.tainted = true;
+    else destroy(pair);
+  };
+
   const openUpstream = (pair) => {
     const upstream = connect({ host: LOCALHOST, port: targetPort });
     pair.upstream = upstream;
-    upstream.on('error', () => destroy(pair));
-    upstream.on('close', () => destroy(pair));
+    upstream.on('error', () => ended(pair));
+    upstream.on('close', () => ended(pair));
     upstream.on('data', (chunk) => {
       if (mode === 'pass' && !pair.tainted) pair.client.write(chunk);
       else pair.tainted = true;
@@ -431,8 +441,8 @@ export async function startProxy(initialTarget) {
   const server = createServer((client) => {
     const pair = { client, upstream: null, pending: [], tainted: false };
     pairs.add(pair);
-    client.on('error', () => destroy(pair));
-    client.on('close', () => destroy(pair));
+    client.on('error', () => ended(pair));
+    client.on('close', () => ended(pair));
     if (mode === 'reset') {
       destroy(pair);
       return;
