@@ -28,6 +28,9 @@ pub(crate) struct Profile {
     pub(crate) network_faults: bool,
     /// Split brains (two primaries taking the fleet's writes at once) lasting up to this long.
     pub(crate) splits: Option<Duration>,
+    /// The `maxSplitSeconds` every node of a run is configured with: the longest split the
+    /// fleet promises to ride out.
+    pub(crate) max_split: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,10 +48,9 @@ impl Profile {
         crowd: true,
         redis_faults: true,
         network_faults: true,
-        // Not yet: splits of 6 s and more break the ceiling today (see
-        // `explorer::tests::the_explorer_finds_a_split_brain_that_breaks_the_ceiling_today`), so
-        // with them nearly every batch would fail.
-        splits: None,
+        // Splits within the configured bound, beside every other kind of trouble.
+        splits: Some(Duration::from_secs(12)),
+        max_split: Duration::from_secs(12),
     };
     pub(crate) const CALM: Profile = Profile {
         mixed: Mixed::None,
@@ -56,17 +58,19 @@ impl Profile {
         redis_faults: false,
         network_faults: false,
         splits: None,
+        max_split: Duration::ZERO,
     };
-    /// Split brains alone, up to 12 s: the bound a fleet is to be configured with by default.
-    /// With the generator's leases of 5–12 s, many are shorter than leaseSeconds + 2 s.
+    /// Split brains alone, up to 12 s, on fleets configured for 12 s (the default): the promise.
     pub(crate) const SPLITS: Profile = Profile {
         splits: Some(Duration::from_secs(12)),
+        max_split: Duration::from_secs(12),
         ..Profile::CALM
     };
-    /// Split brains alone, up to 30 s: longer than any lease the generator draws (a negative
-    /// control: a split that long must be found to break the ceiling).
+    /// Split brains alone, up to 30 s, on fleets configured for 12 s: the negative control,
+    /// where a split longer than the bound must be found to break the ceiling.
     pub(crate) const LONG_SPLITS: Profile = Profile {
         splits: Some(Duration::from_secs(30)),
+        max_split: Duration::from_secs(12),
         ..Profile::CALM
     };
 }
@@ -96,8 +100,7 @@ fn base_shape(rng: &mut StdRng) -> FleetShape {
         max_nodes: rng.random_range(1..=5),
         reserve: [0.0, 0.1, 0.25, 0.5, 0.9][rng.random_range(0..5)],
         lease: Duration::from_secs(rng.random_range(5..=12)),
-        // No split brain in these runs (the split profile explores them): drawing one here
-        // would shift every seed's schedule.
+        // The profile's (`Generator::new`).
         max_split: Duration::ZERO,
         max_stale: None,
     }
@@ -133,6 +136,10 @@ impl Generator {
         };
         if mix {
             configs.push(variant(&mut rng, &base, profile.mixed));
+        }
+        // Set after the draws, so a profile's max_split never shifts a seed's schedule.
+        for config in &mut configs {
+            config.max_split = profile.max_split;
         }
         Generator {
             rng,

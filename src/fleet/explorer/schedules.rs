@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::action::{Action, Cut, Fate};
 use super::replay;
+use crate::numbers::millis_u64;
 use crate::rules::budget::lease::FleetShape;
 
 fn renew(node: usize) -> Action {
@@ -160,10 +161,17 @@ const SPLIT_RENEWALS: u32 = 5;
 /// keeps its grant to its deadline, as any cut-off node does). Node 1 goes on renewing and
 /// verifying every 2 s, and 20 s after the split ended the authority goes silent and both spend
 /// what they can.
-fn split_brain(lease_seconds: u64, split_ms: u32) -> (Vec<FleetShape>, Vec<Action>) {
-    let shape = shape(lease_seconds);
-    // Past the fresh fleet's hold (λ × 1.03 + 2 s), renewing every 4 s: both hold their share.
-    let hold_ms = lease_seconds * 1_030 + 2_000;
+fn split_brain(
+    lease_seconds: u64,
+    split_ms: u32,
+    max_split: Duration,
+) -> (Vec<FleetShape>, Vec<Action>) {
+    let shape = FleetShape {
+        max_split,
+        ..shape(lease_seconds)
+    };
+    // Past the fresh fleet's hold (σ + λ × 1.03 + 2 s), renewing every 4 s: both hold their share.
+    let hold_ms = millis_u64(max_split) + lease_seconds * 1_030 + 2_000;
     let rounds = usize::try_from(hold_ms.div_ceil(4_000)).expect("a few rounds") + 2;
     let mut actions = vec![join(0), join(0)];
     actions.extend(keep_renewing(0..2, rounds, 4_000));
@@ -201,17 +209,17 @@ fn admitted_since_cut(configs: &[FleetShape], actions: &[Action]) -> Vec<Option<
         .collect()
 }
 
-/// The split brain of the review, 25 s with leaseSeconds 30: shorter than leaseSeconds + 2 s,
-/// which docs/fleet.md says keeps the ceiling. The new primary's copy of node 0's lease is
-/// swept a lease after node 1's first answer there, the charge settles with a valid refresh
-/// once node 1's hold ends, and node 1 takes the whole pool while node 0 still holds its grant
-/// (its deadline moved by its renewals on the old primary). Today the budgets sum to 1,291.667
-/// (node 0's 375 + 83.333 floor, node 1's 750 + 83.333), and once the authority is silent the
-/// two nodes admit 1,291 units (in units of 1) where b is 1,000. This test shows the break, and
-/// fails once the protocol keeps b through such a split.
+/// The split brain of the review, 25 s with leaseSeconds 30, on a fleet that allows none
+/// (maxSplitSeconds 0; before that option, every fleet): the documented exclusion, kept as the
+/// negative control. The new primary's copy of node 0's lease is swept a lease after node 1's
+/// first answer there, the charge settles with a valid refresh once node 1's hold ends, and node
+/// 1 takes the whole pool while node 0 still holds its grant (its deadline moved by its renewals
+/// on the old primary). The budgets sum to 1,291.667 (node 0's 375 + 83.333 floor, node 1's 750 +
+/// 83.333), and once the authority is silent the two nodes admit 1,291 units (in units of 1)
+/// where b is 1,000.
 #[test]
-fn a_split_brain_of_25_s_passes_b_today() {
-    let (configs, actions) = split_brain(SPLIT_LEASE_SECONDS, SPLIT_MS);
+fn a_split_brain_longer_than_max_split_seconds_passes_b() {
+    let (configs, actions) = split_brain(SPLIT_LEASE_SECONDS, SPLIT_MS, Duration::ZERO);
     let b = configs[0].fleet_ceiling_units;
     println!("{}", super::shrink::narrate(&configs, &actions));
     let (_, violation) = replay(&configs, &actions);
@@ -236,4 +244,21 @@ fn a_split_brain_of_25_s_passes_b_today() {
         (458.0, 1_291.0),
         "units admitted after T (node 0's, everyone's)"
     );
+}
+
+/// The same 25 s split on a fleet configured for it (maxSplitSeconds 25): a lease ends only on a
+/// report of a state seen 25 + 30.9 + 2 s ago, so the new primary sweeps node 0's copy after the
+/// deadline its renewals on the old primary set, and the ceiling holds.
+#[test]
+fn a_split_brain_within_max_split_seconds_keeps_b() {
+    let max_split = Duration::from_millis(u64::from(SPLIT_MS));
+    let (configs, actions) = split_brain(SPLIT_LEASE_SECONDS, SPLIT_MS, max_split);
+    assert_holds(&configs, &actions);
+    let since_cut = admitted_since_cut(&configs, &actions);
+    let admitted = since_cut.last().copied().flatten().unwrap_or(0.0);
+    println!(
+        "after T: {admitted:.0} units ≤ b = {}",
+        configs[0].fleet_ceiling_units
+    );
+    assert!(admitted <= configs[0].fleet_ceiling_units);
 }

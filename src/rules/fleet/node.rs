@@ -33,6 +33,20 @@ impl Local {
     }
 }
 
+/// The part of a grant the node may use. While growth is held (a fresh state, or a loss), Redis
+/// grants a node its keep, which may count units it used beyond what it holds now (from a lapsed
+/// grant, or a floor the new state does not give it): Redis reserves them so that no other node
+/// is lent them, but they are spent, not new room. So the node uses at most what it held when it
+/// sent the renewal. Keeps C across a split brain: a grant made by an old primary that was then
+/// fenced, and used, comes back as a keep, never as room to spend again beside what the other
+/// primary lent meanwhile.
+fn usable_grant(reply: &FleetReply, grant: &Grant, request: &RenewRequest) -> f64 {
+    match reply.held {
+        true => grant.grant_units.min(request.held_units),
+        false => grant.grant_units,
+    }
+}
+
 /// What applying a renewal's answer asks of the shell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Applied {
@@ -228,7 +242,7 @@ impl FleetNode {
         let lease_ended = grant.ended;
         let deadline = lease_deadline(request.sent_at, lease);
         let granted = Lease {
-            grant_units: grant.grant_units,
+            grant_units: usable_grant(reply, grant, request),
             deadline,
         };
         if grant.grant_units > request.held_units && reply.replicas > 0 {
