@@ -547,3 +547,32 @@ fn a_node_that_never_called_has_nothing_to_release() {
     assert_eq!((release.seq, release.used_units), (2, 25.0));
     assert_eq!(release.known.fleet_id, "f1");
 }
+
+/// During a hold Redis grants a node its keep, which may count units it used beyond what it
+/// holds (from a grant that lapsed): reserved, so no other node is lent them, but not room to
+/// spend again. The node uses at most what it held when it sent the renewal.
+#[test]
+fn a_keep_of_spent_units_is_reserved_but_never_room_to_spend_during_a_hold() {
+    let mut node = FleetNode::new(shape());
+    let (_, first) = renewed(&mut node, 10.0, None, &reply(), grant(60.0, 60.0));
+    let lapsed = first.lease.unwrap().deadline + Duration::from_secs(1);
+    // 60 of the grant spent before it lapsed; the node renews after its deadline: it holds 0.
+    let (request, _) = node.renewal(lapsed, &local(first.lease, 60.0, None));
+    assert_eq!((request.keep, request.held_units), (60.0, 0.0));
+    let held = FleetReply {
+        held: true,
+        loss: true,
+        epoch: "e2".into(),
+        ..reply()
+    };
+    let applied = node.apply_renewal(&request, &held, &grant(60.0, 60.0), lapsed, 0.5);
+    assert_eq!(
+        applied.lease.map(|lease| lease.grant_units),
+        Some(0.0),
+        "Redis keeps 60 for it; it may spend none of them again"
+    );
+    // Once the hold is over, a grant is room to spend again.
+    let (request, _) = node.renewal(lapsed + secs(1.0), &local(applied.lease, 60.0, None));
+    let applied = node.apply_renewal(&request, &reply(), &grant(60.0, 60.0), lapsed, 0.5);
+    assert_eq!(applied.lease.map(|lease| lease.grant_units), Some(60.0));
+}
