@@ -118,6 +118,9 @@ pub(super) struct World {
     /// The primary (during a split, the promoted one, which the replica follows).
     redis: LuaRedis,
     split: Option<Split>,
+    /// A lease Redis ended while its holder could still use it (invariant T), found as a call
+    /// landed; the next check reports it.
+    ended_early: Option<Violation>,
     /// A replica that receives every write to the primary while its link is up.
     replica: Option<Snapshot>,
     replica_linked: bool,
@@ -141,6 +144,7 @@ impl World {
             nodes: Vec::new(),
             redis: LuaRedis::new(),
             split: None,
+            ended_early: None,
             replica: None,
             replica_linked: true,
             replicas_listed: 0,

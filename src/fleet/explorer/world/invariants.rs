@@ -8,16 +8,23 @@ use crate::rules::readiness::Status;
 
 impl World {
     /// A static floor Redis stopped counting: while more nodes are alive than `max_nodes`, node
-    /// `n`'s floor when it is cut off past its lease deadline or Redis lost the state since its
-    /// last answer (Redis may have given that floor to another node).
-    pub(super) fn floor_no_longer_counted(&self, n: &Node, alive: u64, max_nodes: u64) -> f64 {
+    /// `n`'s floor when it is cut off past its lease deadline, Redis lost the state since its
+    /// last answer, or it is on the old side of a split brain (Redis may have given that floor
+    /// to another node: the promoted copy does not know of a slot the old primary gave since).
+    pub(super) fn floor_no_longer_counted(
+        &self,
+        n: &Node,
+        old_side: bool,
+        alive: u64,
+        max_nodes: u64,
+    ) -> f64 {
         let local = n.clock.at(self.now);
         let Some(answered_at) = n.answered_at else {
             return 0.0;
         };
         let settings = n.fleet.status(local, None).settings;
         let cut_off = local >= lease_deadline(answered_at, settings.lease);
-        if (cut_off || n.answered_before_loss) && alive > max_nodes {
+        if (cut_off || n.answered_before_loss || old_side) && alive > max_nodes {
             n.fleet.floor_units()
         } else {
             0.0
@@ -26,6 +33,9 @@ impl World {
 
     /// The invariants, at this instant.
     pub(super) fn check(&mut self) -> Result<(), Violation> {
+        if let Some(violation) = self.ended_early.take() {
+            return Err(violation);
+        }
         let now = self.now;
         let alive = self.nodes.iter().filter(|n| n.alive).count() as u64;
         // The fewest floors any live node's settings allow: after a loss, a node with its own
@@ -42,7 +52,8 @@ impl World {
             .min()
             .unwrap_or(u64::MAX);
         for i in 0..self.nodes.len() {
-            let floor = self.floor_no_longer_counted(&self.nodes[i], alive, max_nodes);
+            let old_side = self.on_old_primary(i);
+            let floor = self.floor_no_longer_counted(&self.nodes[i], old_side, alive, max_nodes);
             let node = &mut self.nodes[i];
             node.uncounted = node.uncounted.max(floor);
         }

@@ -77,6 +77,24 @@ impl World {
         self.check()
     }
 
+    /// Redis ended node `i`'s lease: invariant T (docs/fleet-protocol.md) says its holder can no
+    /// longer use it, whichever primary granted what it holds.
+    fn lease_ended(&mut self, i: usize) {
+        let node = &self.nodes[i];
+        let local = node.clock.at(self.now);
+        let usable = node
+            .state
+            .budget()
+            .fleet()
+            .and_then(|fleet| fleet.lease())
+            .map_or(0.0, |lease| lease.usable_at(local));
+        if node.alive && usable > 0.0 && self.ended_early.is_none() {
+            self.ended_early = Some(Violation(format!(
+                "T: Redis ended n{i}'s lease while it could still use {usable:.3} units of it"
+            )));
+        }
+    }
+
     pub(super) fn happen(&mut self, due: Due) {
         match due {
             Due::Land {
@@ -92,7 +110,15 @@ impl World {
                 };
                 self.script_calls += 1;
                 let old = self.on_old_primary(node);
+                let before = lease_holders(&self.primary_of(node).hash(KEY));
                 let fields = self.primary_of(node).eval(source, &[KEY], &argv);
+                let after = lease_holders(&self.primary_of(node).hash(KEY));
+                // A node's own release ends its lease at once; anything else that ends a lease
+                // is a sweep, which T allows only past the holder's deadline.
+                let released = matches!(script, Script::Release).then_some(node);
+                for ended in before.difference(&after).filter(|i| Some(**i) != released) {
+                    self.lease_ended(*ended);
+                }
                 let on = if old { " on the old primary" } else { "" };
                 self.note(|| format!("{script:?} of n{node} lands{on}: {argv:?} -> {fields:?}"));
                 // The replica follows the primary; nothing follows the old one of a split.
@@ -190,4 +216,14 @@ impl World {
             }
         }
     }
+}
+
+/// The nodes whose leases a state holds (`n:<name>` fields; names are `n<index>`).
+fn lease_holders(
+    state: &std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeSet<usize> {
+    state
+        .keys()
+        .filter_map(|field| field.strip_prefix("n:n")?.parse().ok())
+        .collect()
 }
