@@ -132,19 +132,8 @@ mod tests {
     /// Fleet "f1" at version `version`, not held, growth allowed.
     fn reply(version: u64) -> FleetReply {
         FleetReply {
-            fleet_id: "f1".into(),
             version,
-            epoch: "e1".into(),
-            held: false,
-            live_nodes: 2,
-            fleet_max_nodes: 4,
-            fleet_reserve: 0.25,
-            fleet_lease_ms: 30_000,
-            fleet_max_split_ms: 0,
-            charged_units: 0.0,
-            charges_through: 0,
-            replicas: 0,
-            loss: false,
+            ..crate::rules::fleet::example_reply()
         }
     }
 

@@ -30,6 +30,8 @@ mod tests;
 
 pub use memory::growth_hold;
 pub use node::{Confirm, FleetNode, Local};
+#[cfg(test)]
+pub use reply::example_reply;
 pub use reply::{FleetReply, Grant};
 pub use request::{ReleaseRequest, RenewRequest, Seen};
 pub use status::{ErrorKind, FleetEvent, FleetStatus, Mode, Settings};

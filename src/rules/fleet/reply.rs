@@ -125,6 +125,27 @@ impl FleetReply {
     }
 }
 
+/// An answer for tests: fleet "f1" at version 1, epoch "e1", not held, two live nodes, the
+/// example shape's settings (reserve 0.25, maxNodes 4, 30 s leases, no split).
+#[cfg(test)]
+pub fn example_reply() -> FleetReply {
+    FleetReply {
+        fleet_id: "f1".into(),
+        version: 1,
+        epoch: "e1".into(),
+        held: false,
+        live_nodes: 2,
+        fleet_max_nodes: 4,
+        fleet_reserve: 0.25,
+        fleet_lease_ms: 30_000,
+        fleet_max_split_ms: 0,
+        charged_units: 0.0,
+        charges_through: 0,
+        replicas: 0,
+        loss: false,
+    }
+}
+
 #[cfg(test)]
 pub fn fields(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| (*v).to_owned()).collect()

@@ -17,24 +17,8 @@ fn shape() -> FleetShape {
     example_shape()
 }
 
-/// An answer: fleet "f1" at version 1, epoch "e1", not held, two live nodes, the node's own
-/// shape.
 fn reply() -> FleetReply {
-    FleetReply {
-        fleet_id: "f1".into(),
-        version: 1,
-        epoch: "e1".into(),
-        held: false,
-        live_nodes: 2,
-        fleet_max_nodes: 4,
-        fleet_reserve: 0.25,
-        fleet_lease_ms: 30_000,
-        fleet_max_split_ms: 0,
-        charged_units: 0.0,
-        charges_through: 0,
-        replicas: 0,
-        loss: false,
-    }
+    super::reply::example_reply()
 }
 
 fn grant(units: f64, target: f64) -> Grant {
