@@ -201,28 +201,27 @@ impl SharedSentinel {
     /// A reservation holding `held` units, having recorded `recorded`, settled at `actual` units
     /// in all (see `SentinelState::settle`).
     pub fn settle(&self, held: f64, recorded: f64, actual: f64) {
-        self.record_with(|state, now| state.settle(held, recorded, actual, now));
+        self.record_with(|state, now| (state.settle(held, recorded, actual, now), ()));
     }
 
     /// A reservation holding `held` units reports `units` already produced (see
     /// `SentinelState::record`); answers the units it still holds.
     pub fn record(&self, held: f64, units: f64) -> f64 {
-        let mut held_after = held;
-        self.record_with(|state, now| {
-            let (recorded, left) = state.record(held, units, now);
-            held_after = left;
-            recorded
-        });
-        held_after
+        self.record_with(|state, now| state.record(held, units, now))
     }
 
     /// `charge(units)`: usage spent without an admission (see `SentinelState::charge`).
     pub fn charge(&self, units: f64) {
-        self.record_with(|state, now| state.charge(units, now));
+        self.record_with(|state, now| (state.charge(units, now), ()));
     }
 
-    fn record_with(&self, record: impl FnOnce(&mut SentinelState, Duration) -> Recorded) {
-        let recorded = self.with_state(|state| record(state, self.now()));
+    /// Runs `record` under the lock, then counts its settlement and wakes whoever its change
+    /// concerns; answers what `record` answered beside it.
+    fn record_with<T>(
+        &self,
+        record: impl FnOnce(&mut SentinelState, Duration) -> (Recorded, T),
+    ) -> T {
+        let (recorded, out) = self.with_state(|state| record(state, self.now()));
         self.metrics.settled(recorded.settlement);
         if recorded.spent_changed {
             self.changed.notify_one();
@@ -230,6 +229,7 @@ impl SharedSentinel {
         if recorded.reached_half {
             self.half_spent.notify_one();
         }
+        out
     }
 
     fn admit_with(

@@ -172,21 +172,19 @@ impl SentinelState {
     /// the work is done and must be counted.
     pub fn settle(&mut self, held: f64, recorded: f64, actual: f64, now: Duration) -> Recorded {
         self.record_with(now, |ledger| {
-            ledger.settle(held, new_usage(recorded, actual))
+            (ledger.settle(held, new_usage(recorded, actual)), ())
         })
+        .0
     }
 
     /// A reservation holding `held` units reports `units` of work already produced: they leave
     /// the hold and are recorded now (beyond the hold, as overage). Never refuses, closed or
     /// not. Answers what it did and the units the reservation still holds.
     pub fn record(&mut self, held: f64, units: f64, now: Duration) -> (Recorded, f64) {
-        let mut held_after = held;
-        let recorded = self.record_with(now, |ledger| {
-            let (left, settlement) = ledger.record(held, units);
-            held_after = left;
-            settlement
-        });
-        (recorded, held_after)
+        self.record_with(now, |ledger| {
+            let (held_after, settlement) = ledger.record(held, units);
+            (settlement, held_after)
+        })
     }
 
     /// Usage spent without an admission (`charge(units)`): recorded now, all of it overage.
@@ -194,24 +192,28 @@ impl SentinelState {
     pub fn charge(&mut self, units: f64, now: Duration) -> Recorded {
         self.record_with(now, |ledger| {
             ledger.add(units);
-            settlement(0.0, units)
+            (settlement(0.0, units), ())
         })
+        .0
     }
 
-    fn record_with(
+    /// Records usage with `record` (which answers its settlement and anything else its caller
+    /// needs), and says what that changed.
+    fn record_with<T>(
         &mut self,
         now: Duration,
-        record: impl FnOnce(&mut Ledger) -> Settlement,
-    ) -> Recorded {
+        record: impl FnOnce(&mut Ledger) -> (Settlement, T),
+    ) -> (Recorded, T) {
         let node_budget = self.budget.node_budget_at(now);
         let was_spent = self.ledger.is_spent(node_budget);
         let before = self.ledger.clone();
-        let settlement = record(&mut self.ledger);
-        Recorded {
+        let (settlement, out) = record(&mut self.ledger);
+        let recorded = Recorded {
             settlement,
             spent_changed: was_spent != self.ledger.is_spent(node_budget),
             reached_half: self.reached_half(&before, node_budget),
-        }
+        };
+        (recorded, out)
     }
 
     /// Why `admit(units)` would refuse at `now`, or `None` when it would admit. Admission
