@@ -46,16 +46,16 @@ pub fn new_usage(recorded: f64, actual: f64) -> f64 {
     (actual - recorded).max(0.0)
 }
 
-/// What reporting `units` of produced work does to a reservation holding `held`: they leave the
-/// hold (as far as it goes) and the rest is overage; nothing is refunded. Answers the units
-/// still held, and the settlement (overage only).
+/// What reporting `units` of produced work does to a reservation holding `held`: the settling
+/// rule applied to the produced part, except that what it would refund stays held (the work
+/// goes on). Answers the units still held, and the settlement (overage only).
 pub fn recording(held: f64, units: f64) -> (f64, Settlement) {
-    let from_hold = units.min(held);
+    let settled = settlement(held, units);
     let overage = Settlement {
         refunded: 0.0,
-        overage: units - from_hold,
+        ..settled
     };
-    ((held - from_hold).max(0.0), overage)
+    (settled.refunded, overage)
 }
 
 /// What JavaScript passed as `units` (to `admit`, `refusalReason`, `reserve`, `extend`,
